@@ -1,0 +1,1 @@
+//! Fold per-tool digests into one MCP tool-catalog digest, read tools/list documents, diff catalogs.

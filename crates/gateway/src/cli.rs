@@ -1,0 +1,73 @@
+//! The command line, as clap parses it.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// Tool identity for the Model Context Protocol: digests, catalog checks and a pinning gateway.
+#[derive(Debug, Parser)]
+#[command(name = "toolgate", version, about, long_about = None)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Per-tool digests and the catalog digest of a tools/list document.
+    Digest(DigestArgs),
+    /// The catalog key of each tool name, one per line.
+    Key(KeyArgs),
+    /// The RFC 8785 canonical bytes of a JSON document.
+    Jcs(JcsArgs),
+    /// Compare two tools/list documents tool by tool.
+    Diff(DiffArgs),
+}
+
+/// `toolgate digest`
+#[derive(Debug, Args)]
+pub(crate) struct DigestArgs {
+    /// Profile label of the derivation: trace.mcp-tool-definition.v1 (default) or
+    /// agentavow.mcp-tool-definition.v1.
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) label: Option<String>,
+    /// Print one JSON object: {"label", "tools": {KEY: DIGEST}, "catalog"}.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// A tools/list document (bare array, {"tools": [...]}, or a JSON-RPC response); `-` reads stdin.
+    #[arg(value_name = "FILE|-")]
+    pub(crate) file: PathBuf,
+}
+
+/// `toolgate key`
+#[derive(Debug, Args)]
+pub(crate) struct KeyArgs {
+    /// Tool names; an empty name is keyed `tool:unnamed`.
+    #[arg(value_name = "NAME", required = true)]
+    pub(crate) names: Vec<String>,
+}
+
+/// `toolgate jcs`
+#[derive(Debug, Args)]
+pub(crate) struct JcsArgs {
+    /// A JSON document; `-` reads stdin.
+    #[arg(value_name = "FILE|-")]
+    pub(crate) file: PathBuf,
+}
+
+/// `toolgate diff`
+#[derive(Debug, Args)]
+pub(crate) struct DiffArgs {
+    /// The catalog as it was (a tools/list document).
+    #[arg(value_name = "OLD")]
+    pub(crate) old: PathBuf,
+    /// The catalog as it is now.
+    #[arg(value_name = "NEW")]
+    pub(crate) new: PathBuf,
+    /// Print one JSON object instead of lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Profile label of the derivation (see `toolgate digest --help`).
+    #[arg(long, value_name = "LABEL")]
+    pub(crate) label: Option<String>,
+}

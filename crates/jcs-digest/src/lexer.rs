@@ -1,0 +1,284 @@
+//! Scalars of the strict reader: strings, numbers and the three literals.
+//!
+//! These functions know nothing of the document's structure; the reader adds the JSON Pointer
+//! when it turns a [`LexError`] into a [`crate::StrictJsonError`].
+
+use serde_json::Number;
+
+/// The largest integer a double holds exactly together with its neighbours (2^53−1).
+pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// A refused scalar, with the byte offset it starts at.
+pub(crate) enum LexError {
+    Syntax { message: String, offset: usize },
+    InvalidUtf8 { offset: usize },
+    LoneSurrogate { offset: usize },
+    IntegerOutOfRange { literal: String, offset: usize },
+    NumberOverflow { literal: String, offset: usize },
+}
+
+/// Whether a byte ends a run of literal string content.
+fn ends_run(byte: u8) -> bool {
+    byte == b'"' || byte == b'\\' || byte < 0x20
+}
+
+/// Reads the string whose opening quote is at `*pos`; leaves `*pos` after the closing quote.
+pub(crate) fn string(input: &[u8], pos: &mut usize) -> Result<String, LexError> {
+    let opening = *pos;
+    let mut out = String::new();
+    let mut i = opening + 1;
+    loop {
+        let run_start = i;
+        while input.get(i).is_some_and(|&b| !ends_run(b)) {
+            i += 1;
+        }
+        // Bytes of a multi-byte sequence are all >= 0x80, so a run never splits one that is
+        // valid; a sequence cut short by a quote or backslash is invalid and reported here.
+        let run = &input[run_start..i];
+        match std::str::from_utf8(run) {
+            Ok(text) => out.push_str(text),
+            Err(error) => {
+                return Err(LexError::InvalidUtf8 {
+                    offset: run_start + error.valid_up_to(),
+                });
+            }
+        }
+        match input.get(i) {
+            Some(b'"') => {
+                *pos = i + 1;
+                return Ok(out);
+            }
+            Some(b'\\') => i = escape(input, i, &mut out)?,
+            Some(&control) => {
+                return Err(LexError::Syntax {
+                    message: format!(
+                        "raw control character U+{control:04X} in a string; write it as \\u{control:04x}"
+                    ),
+                    offset: i,
+                });
+            }
+            None => {
+                return Err(LexError::Syntax {
+                    message: "unterminated string: expected '\"' before the end of the input"
+                        .to_owned(),
+                    offset: opening,
+                });
+            }
+        }
+    }
+}
+
+/// Decodes the escape whose backslash is at `at` into `out`; returns the offset after it.
+fn escape(input: &[u8], at: usize, out: &mut String) -> Result<usize, LexError> {
+    let simple = match input.get(at + 1) {
+        Some(b'"') => '"',
+        Some(b'\\') => '\\',
+        Some(b'/') => '/',
+        Some(b'b') => '\u{8}',
+        Some(b'f') => '\u{c}',
+        Some(b'n') => '\n',
+        Some(b'r') => '\r',
+        Some(b't') => '\t',
+        Some(b'u') => return unicode_escape(input, at, out),
+        _ => {
+            return Err(unexpected(
+                input,
+                at + 1,
+                "one of \" \\ / b f n r t u after '\\' in a string",
+            ));
+        }
+    };
+    out.push(simple);
+    Ok(at + 2)
+}
+
+/// Four hexadecimal digits at `at`, if there are.
+fn hex4(input: &[u8], at: usize) -> Option<u32> {
+    let digits = input.get(at..at + 4)?;
+    digits.iter().try_fold(0u32, |acc, &b| {
+        let digit = char::from(b).to_digit(16)?;
+        Some(acc << 4 | digit)
+    })
+}
+
+/// Decodes `\uXXXX` (and its low-surrogate partner) whose backslash is at `at`.
+fn unicode_escape(input: &[u8], at: usize, out: &mut String) -> Result<usize, LexError> {
+    let bad_hex = |offset: usize| LexError::Syntax {
+        message: "invalid \\u escape: expected four hexadecimal digits after \\u".to_owned(),
+        offset,
+    };
+    let unit = hex4(input, at + 2).ok_or_else(|| bad_hex(at))?;
+    let (code_point, end) = match unit {
+        0xD800..=0xDBFF => {
+            // A high surrogate is only a character together with the low surrogate after it.
+            if input.get(at + 6..at + 8) != Some(b"\\u") {
+                return Err(LexError::LoneSurrogate { offset: at });
+            }
+            let low = hex4(input, at + 8).ok_or_else(|| bad_hex(at + 6))?;
+            if !(0xDC00..=0xDFFF).contains(&low) {
+                return Err(LexError::LoneSurrogate { offset: at });
+            }
+            (0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00), at + 12)
+        }
+        0xDC00..=0xDFFF => return Err(LexError::LoneSurrogate { offset: at }),
+        _ => (unit, at + 6),
+    };
+    match char::from_u32(code_point) {
+        Some(c) => out.push(c),
+        // Unreachable: surrogates were handled above, and a pair is at most U+10FFFF.
+        None => return Err(LexError::LoneSurrogate { offset: at }),
+    }
+    Ok(end)
+}
+
+/// Reads the number starting at `*pos`; leaves `*pos` after it.
+///
+/// An integer literal becomes a `u64` (non-negative) or `i64` (negative) number, as serde_json
+/// reads it, except `-0`, which is the double `-0.0` (again as serde_json reads it). Every
+/// other literal becomes the nearest double: `str::parse::<f64>` rounds correctly.
+pub(crate) fn number(input: &[u8], pos: &mut usize) -> Result<Number, LexError> {
+    let start = *pos;
+    let mut i = start;
+    let negative = input.get(i) == Some(&b'-');
+    if negative {
+        i += 1;
+        if input.get(i..).is_some_and(|rest| rest.starts_with(b"Infinity")) {
+            return Err(not_a_json_number(start));
+        }
+    }
+    match input.get(i) {
+        Some(b'0') => {
+            i += 1;
+            if input.get(i).is_some_and(u8::is_ascii_digit) {
+                return Err(LexError::Syntax {
+                    message: "a number must not have a leading zero".to_owned(),
+                    offset: start,
+                });
+            }
+        }
+        Some(b'1'..=b'9') => i = skip_digits(input, i),
+        _ => return Err(unexpected(input, i, "a digit after '-'")),
+    }
+    let integer_end = i;
+    if input.get(i) == Some(&b'.') {
+        i += 1;
+        if !input.get(i).is_some_and(u8::is_ascii_digit) {
+            return Err(unexpected(input, i, "a digit after the decimal point"));
+        }
+        i = skip_digits(input, i);
+    }
+    if let Some(b'e' | b'E') = input.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = input.get(i) {
+            i += 1;
+        }
+        if !input.get(i).is_some_and(u8::is_ascii_digit) {
+            return Err(unexpected(input, i, "a digit in the exponent"));
+        }
+        i = skip_digits(input, i);
+    }
+    *pos = i;
+    let literal = &input[start..i];
+    if i == integer_end {
+        integer(literal, negative, start)
+    } else {
+        float(literal, start)
+    }
+}
+
+fn skip_digits(input: &[u8], mut i: usize) -> usize {
+    while input.get(i).is_some_and(u8::is_ascii_digit) {
+        i += 1;
+    }
+    i
+}
+
+/// An integer literal (already checked against the grammar), refused outside ±(2^53−1).
+fn integer(literal: &[u8], negative: bool, offset: usize) -> Result<Number, LexError> {
+    let digits = &literal[usize::from(negative)..];
+    // 2^53−1 has 16 digits; 16 digits never overflow a u64.
+    let magnitude = if digits.len() <= 16 {
+        digits
+            .iter()
+            .fold(0u64, |acc, &d| acc * 10 + u64::from(d - b'0'))
+    } else {
+        u64::MAX
+    };
+    if magnitude > MAX_SAFE_INTEGER {
+        return Err(LexError::IntegerOutOfRange {
+            literal: String::from_utf8_lossy(literal).into_owned(),
+            offset,
+        });
+    }
+    Ok(match (negative, magnitude) {
+        (false, _) => Number::from(magnitude),
+        (true, 0) => float_number(-0.0),
+        // magnitude <= 2^53−1, so the cast is exact and the negation cannot overflow.
+        (true, _) => Number::from(-(magnitude as i64)),
+    })
+}
+
+/// A literal with a fraction or an exponent: the nearest double, refused when it overflows.
+fn float(literal: &[u8], offset: usize) -> Result<Number, LexError> {
+    let overflow = || LexError::NumberOverflow {
+        literal: String::from_utf8_lossy(literal).into_owned(),
+        offset,
+    };
+    // The grammar was checked, so the text is ASCII and Rust's float syntax accepts it.
+    let value: f64 = std::str::from_utf8(literal)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .ok_or_else(overflow)?;
+    Number::from_f64(value).ok_or_else(overflow)
+}
+
+/// `Number::from_f64` for a value known to be finite.
+fn float_number(value: f64) -> Number {
+    Number::from_f64(value).unwrap_or_else(|| Number::from(0u8))
+}
+
+/// The error for `NaN`, `Infinity` and `-Infinity` at `offset`.
+pub(crate) fn not_a_json_number(offset: usize) -> LexError {
+    LexError::Syntax {
+        message: "NaN and Infinity are not JSON numbers, and RFC 8785 cannot represent them"
+            .to_owned(),
+        offset,
+    }
+}
+
+/// The error for an unexpected byte (or the end of the input) at `at`.
+///
+/// A byte that does not start a valid UTF-8 sequence is reported as invalid UTF-8, since that
+/// is the more useful thing to know about it.
+pub(crate) fn unexpected(input: &[u8], at: usize, expected: &str) -> LexError {
+    let Some(rest) = input.get(at..).filter(|rest| !rest.is_empty()) else {
+        return LexError::Syntax {
+            message: format!("expected {expected}, found the end of the input"),
+            offset: at,
+        };
+    };
+    let prefix = &rest[..rest.len().min(4)];
+    let first_char = match std::str::from_utf8(prefix) {
+        Ok(text) => text.chars().next(),
+        Err(error) if error.valid_up_to() > 0 => std::str::from_utf8(&prefix[..error.valid_up_to()])
+            .ok()
+            .and_then(|text| text.chars().next()),
+        Err(_) => None,
+    };
+    match first_char {
+        Some(c) => LexError::Syntax {
+            message: format!("expected {expected}, found {}", describe(c)),
+            offset: at,
+        },
+        None => LexError::InvalidUtf8 { offset: at },
+    }
+}
+
+/// A character as an error message shows it: `'x'` if printable ASCII, else `U+XXXX`.
+fn describe(c: char) -> String {
+    match c {
+        '\u{feff}' => "U+FEFF (a byte order mark)".to_owned(),
+        _ if c.is_ascii_graphic() => format!("'{c}'"),
+        _ => format!("U+{:04X}", u32::from(c)),
+    }
+}
