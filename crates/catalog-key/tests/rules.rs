@@ -194,14 +194,9 @@ fn four_byte_characters_cut_inside_a_character() {
 
 #[test]
 fn keys_order_by_their_text() {
-    let mut keys = vec![
-        ToolKey::from_name("b"),
-        ToolKey::from_name("B"),
-        ToolKey::from_name("a b"),
-        ToolKey::from_name("a"),
-    ];
+    let mut keys = ["b", "B", "a b", "a"].map(ToolKey::from_name);
     keys.sort();
-    let texts: Vec<&str> = keys.iter().map(ToolKey::as_str).collect();
+    let texts = keys.each_ref().map(ToolKey::as_str);
     assert_eq!(texts, ["tool:B", "tool:a", "tool:a%20b", "tool:b"]);
 }
 

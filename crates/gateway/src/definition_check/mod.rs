@@ -1,0 +1,1 @@
+//! `definition_check` (in progress).

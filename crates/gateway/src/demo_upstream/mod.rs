@@ -1,0 +1,1 @@
+//! `demo_upstream` (in progress).

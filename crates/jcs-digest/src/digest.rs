@@ -1,0 +1,184 @@
+//! The `sha256:<64 lowercase hex>` digest (seed 000 §3, step 4).
+
+use std::cmp::Ordering;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+use std::str::FromStr;
+
+use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq;
+
+/// The text every digest starts with.
+const PREFIX: &str = "sha256:";
+/// Number of hexadecimal characters after the prefix.
+const HEX_LEN: usize = 64;
+
+/// A SHA-256 digest, written `sha256:` + 64 lowercase hexadecimal characters.
+///
+/// Equality is constant-time (a gateway compares a live digest with a pinned one). Ordering is
+/// by bytes, which is the order of the hexadecimal text; it is not constant-time.
+#[derive(Clone, Copy)]
+pub struct Digest([u8; 32]);
+
+impl Digest {
+    /// The SHA-256 digest of `bytes`.
+    pub fn of(bytes: &[u8]) -> Digest {
+        Digest(Sha256::digest(bytes).into())
+    }
+
+    /// The digest whose 32 bytes are `bytes`.
+    pub const fn from_bytes(bytes: [u8; 32]) -> Digest {
+        Digest(bytes)
+    }
+
+    /// The 32 bytes of the digest.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl PartialEq for Digest {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ct_eq(&other.0).into()
+    }
+}
+
+impl Eq for Digest {}
+
+// Written by hand because `PartialEq` is; hashing the bytes agrees with byte equality.
+impl Hash for Digest {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.0.hash(state);
+    }
+}
+
+impl PartialOrd for Digest {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Digest {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.0.cmp(&other.0)
+    }
+}
+
+impl fmt::Display for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const HEX: &[u8; 16] = b"0123456789abcdef";
+        let mut text = [0u8; PREFIX.len() + HEX_LEN];
+        text[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
+        for (i, byte) in self.0.iter().enumerate() {
+            text[PREFIX.len() + 2 * i] = HEX[usize::from(byte >> 4)];
+            text[PREFIX.len() + 2 * i + 1] = HEX[usize::from(byte & 0xF)];
+        }
+        // Every byte written above is ASCII.
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl fmt::Debug for Digest {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// Why a text is not a digest. Positions are byte offsets into the whole text, 0-based.
+#[non_exhaustive]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum DigestParseError {
+    /// The text does not start with `sha256:`.
+    #[error(
+        "a digest must start with {expected:?}, found {found:?}; write the algorithm in \
+         lowercase followed by a colon, as in \"sha256:<64 lowercase hex>\""
+    )]
+    Prefix {
+        /// `"sha256:"`.
+        expected: &'static str,
+        /// The start of the text (up to its first colon, or its first 7 characters).
+        found: String,
+    },
+    /// An uppercase hexadecimal digit; the canonical text is lowercase.
+    #[error(
+        "uppercase hexadecimal digit {character:?} at position {position}; a digest is \
+         written in lowercase hexadecimal"
+    )]
+    UppercaseHex {
+        /// Byte offset of the character in the text.
+        position: usize,
+        /// The character.
+        character: char,
+    },
+    /// A character that is not a hexadecimal digit.
+    #[error(
+        "{character:?} at position {position} is not a lowercase hexadecimal digit; after \
+         \"sha256:\" a digest holds exactly 64 characters 0-9 a-f"
+    )]
+    InvalidCharacter {
+        /// Byte offset of the character in the text.
+        position: usize,
+        /// The character.
+        character: char,
+    },
+    /// Too few or too many hexadecimal digits.
+    #[error(
+        "a digest has {expected} hexadecimal digits after \"sha256:\", found {found}; \
+         check that it was copied whole"
+    )]
+    Length {
+        /// 64.
+        expected: usize,
+        /// The number of digits found.
+        found: usize,
+    },
+}
+
+impl FromStr for Digest {
+    type Err = DigestParseError;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        let Some(hex) = text.strip_prefix(PREFIX) else {
+            let found = match text.find(':') {
+                Some(colon) => &text[..=colon],
+                None => text.char_indices().nth(7).map_or(text, |(end, _)| &text[..end]),
+            };
+            return Err(DigestParseError::Prefix {
+                expected: PREFIX,
+                found: found.to_owned(),
+            });
+        };
+        for (offset, character) in hex.char_indices() {
+            let position = PREFIX.len() + offset;
+            match character {
+                '0'..='9' | 'a'..='f' => {}
+                'A'..='F' => return Err(DigestParseError::UppercaseHex { position, character }),
+                _ => {
+                    return Err(DigestParseError::InvalidCharacter {
+                        position,
+                        character,
+                    });
+                }
+            }
+        }
+        if hex.len() != HEX_LEN {
+            return Err(DigestParseError::Length {
+                expected: HEX_LEN,
+                found: hex.len(),
+            });
+        }
+        let mut bytes = [0u8; 32];
+        for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks_exact(2)) {
+            *byte = (nibble(pair[0]) << 4) | nibble(pair[1]);
+        }
+        Ok(Digest(bytes))
+    }
+}
+
+/// The value of a lowercase hexadecimal digit (already checked).
+fn nibble(digit: u8) -> u8 {
+    match digit {
+        b'a'..=b'f' => digit - b'a' + 10,
+        _ => digit.wrapping_sub(b'0'),
+    }
+}
