@@ -92,3 +92,35 @@ fn diff_json_lists_added_removed_and_changed() {
     assert_eq!(out["changed"][0]["new"], "sha256:ce5ec0c08b5f9ace4ea3e814b7c9d5000d763e088690b1039b4f7eaffafd8ef5");
     assert_eq!(out["changed"].as_array().unwrap().len(), 1);
 }
+
+/// The corpus's drifted catalog (seed 000 §8: drift changes exactly one fold line): `toolgate diff`
+/// names that one tool, with the digests that `corpus/digests.json` records (and that the
+/// independent Node verifier recomputes).
+#[test]
+fn diff_names_the_corpus_drift_with_the_recorded_digests() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../../corpus");
+    let digests: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(format!("{root}/digests.json")).unwrap()).unwrap();
+    let pinned = &digests["catalogs"]["deepwiki"];
+    let drifted = &digests["catalogs"]["deepwiki-drifted"];
+    let run = toolgate(&[
+        "diff",
+        "--json",
+        &format!("{root}/catalogs/deepwiki-tools-list.json"),
+        &format!("{root}/catalogs/deepwiki-tools-list-drifted.json"),
+    ]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["old"], pinned["catalog_digest"]);
+    assert_eq!(out["new"], drifted["catalog_digest"]);
+    assert_eq!(out["added"], serde_json::json!([]));
+    assert_eq!(out["removed"], serde_json::json!([]));
+    assert_eq!(
+        out["changed"],
+        serde_json::json!([{
+            "key": "tool:ask_wiki_question",
+            "old": pinned["tools"]["tool:ask_wiki_question"],
+            "new": drifted["tools"]["tool:ask_wiki_question"],
+        }])
+    );
+}
