@@ -55,9 +55,10 @@ fn push_hash_suffix(body: &mut String, raw: &[u8]) {
 /// decode to UTF-8.
 ///
 /// The body `unnamed` decodes to the name `unnamed`, although the empty name has that body too
-/// (rule 1). A cut body is *not* an uncut encoding in general, but a cut body whose prefix is
-/// all literal characters still decodes, to a name of 113 characters; check
-/// [`ToolKey::is_cut`](crate::ToolKey::is_cut) first if that matters.
+/// (rule 1). A cut body never decodes to the name it was cut from, but one whose prefix is a
+/// complete encoding still decodes (to a 113-character body's worth of name, since rule 3 only
+/// cuts bodies longer than 128); check [`ToolKey::is_cut`](crate::ToolKey::is_cut) first if that
+/// matters.
 ///
 /// ```
 /// assert_eq!(catalog_key::decode_body("caf%C3%A9").as_deref(), Some("café".as_bytes()));

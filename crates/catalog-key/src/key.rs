@@ -53,7 +53,7 @@ impl ToolKey {
     /// Whether rule 3 cut this key's body, judged by its shape: 96 characters, `~`, then 16
     /// lowercase hexadecimal characters.
     ///
-    /// A name whose literal encoding has exactly that shape is also reported as cut (see the
+    /// A name whose uncut encoding has exactly that shape is also reported as cut (see the
     /// crate docs, "Known properties").
     pub fn is_cut(&self) -> bool {
         has_cut_shape(self.body())

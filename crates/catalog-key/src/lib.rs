@@ -43,9 +43,9 @@
 //!   get the key `tool:unnamed`, exactly as the seed says. Every other uncut key decodes back to
 //!   exactly one name ([`decode_body`]).
 //! - **Cut keys are told apart by their shape.** A cut body is 96 characters, `~`, 16 lowercase
-//!   hex (113 characters). A name whose literal encoding has that same shape is reported by
-//!   [`ToolKey::is_cut`] as cut; it can only collide with a real cut key through a 64-bit
-//!   SHA-256 prefix match.
+//!   hex (113 characters). A name whose *uncut* encoding has that same shape (for example 32
+//!   spaces, `~` and 16 hex digits) is reported by [`ToolKey::is_cut`] as cut although it was
+//!   not; it can only collide with a real cut key through a 64-bit SHA-256 prefix match.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 

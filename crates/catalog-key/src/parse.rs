@@ -127,8 +127,8 @@ fn check_encoding(body: &str, tail: Tail) -> Result<(), ToolKeyParseError> {
                 return Err(ToolKeyParseError::MalformedEscape { offset });
             }
             if !complete {
-                // A triplet cut by rule 3: nothing after it in the prefix.
-                return Ok(());
+                // A triplet cut by rule 3: nothing follows it in the prefix.
+                break;
             }
             let value = (hex_value(digits[0]) << 4) | hex_value(digits[1]);
             if is_literal(value) {

@@ -203,3 +203,12 @@ fn display_says_what_and_what_to_do() {
         assert_eq!(error.to_string(), message);
     }
 }
+
+#[test]
+fn cut_prefix_ending_in_a_partial_triplet_is_still_checked_for_utf8() {
+    let body = format!("{}%FF{}%~0123456789abcdef", "a".repeat(88), "a".repeat(4));
+    assert_eq!(
+        parse(&format!("tool:{body}")),
+        Err(ToolKeyParseError::InvalidUtf8 { offset: 88 })
+    );
+}

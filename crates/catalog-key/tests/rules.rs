@@ -209,3 +209,14 @@ fn a_literal_name_with_the_cut_shape_is_reported_as_cut() {
     assert!(k.is_cut());
     assert_eq!(catalog_key::decode_body(k.body()), Some(name.into_bytes()));
 }
+
+#[test]
+fn an_uncut_encoding_with_the_cut_shape_decodes_to_its_name() {
+    // Regression (found by fuzz_key): a name with escapes whose whole encoding is 113
+    // characters of the cut shape is not cut, and still decodes back to the name.
+    let name = format!("{}~0123456789abcdef", " ".repeat(32));
+    let k = ToolKey::from_name(&name);
+    assert_eq!(k.body(), format!("{}~0123456789abcdef", "%20".repeat(32)));
+    assert!(k.is_cut());
+    assert_eq!(catalog_key::decode_body(k.body()), Some(name.into_bytes()));
+}

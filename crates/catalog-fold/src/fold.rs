@@ -1,0 +1,160 @@
+//! The generic catalog fold of seed 000 §5: per-key duplicate rule, sorted `key=digest` lines,
+//! overflow rule, one digest over the lines.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use catalog_key::ToolKey;
+use jcs_digest::Digest;
+
+/// The number of entries a fold keeps before the overflow rule applies (seed 000 §5).
+pub const MAX_FOLD_ENTRIES: usize = 500;
+
+/// The key under which the entries beyond [`MAX_FOLD_ENTRIES`] are folded (seed 000 §5).
+pub const OVERFLOW_KEY: &str = "tools:overflow";
+
+/// The result of [`fold`]: the per-key map, the folded text and its digest.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fold {
+    per_key: BTreeMap<ToolKey, Digest>,
+    duplicate_keys: Vec<ToolKey>,
+    overflow: Option<Digest>,
+    lines: String,
+    digest: Digest,
+}
+
+impl Fold {
+    /// One digest per key after the duplicate rule, before the overflow rule (every key).
+    pub fn per_key(&self) -> &BTreeMap<ToolKey, Digest> {
+        &self.per_key
+    }
+
+    /// The keys that folded two or more digests under the duplicate rule, in key order.
+    pub fn duplicate_keys(&self) -> &[ToolKey] {
+        &self.duplicate_keys
+    }
+
+    /// The digest of the `tools:overflow` entry, if there were more than
+    /// [`MAX_FOLD_ENTRIES`] keys.
+    pub fn overflow(&self) -> Option<Digest> {
+        self.overflow
+    }
+
+    /// The exact text that was hashed: sorted `key=digest` lines joined by `\n`, no trailing
+    /// newline.
+    pub fn lines(&self) -> &str {
+        &self.lines
+    }
+
+    /// The digest over [`lines`](Self::lines): the catalog digest.
+    pub fn digest(&self) -> Digest {
+        self.digest
+    }
+}
+
+/// Folds `(key, digest)` entries, in any order, into one digest under `label`.
+///
+/// This is seed 000 §5 with both edge rules, in this order:
+///
+/// 1. **Duplicate rule.** The digests that share a key fold into one: SHA-256 over
+///    `"<label>.duplicates\n"` followed by those digests' `sha256:<hex>` texts, sorted, joined
+///    by `\n`. A definition that appears twice contributes its digest twice (the rule folds
+///    definitions, not distinct digests).
+/// 2. **Sorted lines.** One `key=digest` line per key in code-point order.
+/// 3. **Overflow rule.** With more than [`MAX_FOLD_ENTRIES`] keys, the first 500 lines are
+///    kept and the remaining lines, joined by `\n`, are hashed after `"<label>.overflow\n"`
+///    into one line keyed [`OVERFLOW_KEY`].
+/// 4. The digest is SHA-256 over the lines joined by `\n` (no trailing newline). An empty
+///    fold hashes the empty text.
+///
+/// The tool catalog uses the per-tool profile label (`trace.mcp-tool-definition.v1`); the
+/// catalog store folds its entries under `trace.mcp-catalog-entry.v1` (DESIGN.md §4).
+///
+/// ```
+/// use catalog_fold::fold;
+/// use catalog_key::ToolKey;
+/// use jcs_digest::Digest;
+///
+/// let (a, b) = (Digest::of(b"a"), Digest::of(b"b"));
+/// let folded = fold(
+///     [(ToolKey::from_name("y"), a), (ToolKey::from_name("x"), b)],
+///     "trace.mcp-catalog-entry.v1",
+/// );
+/// assert_eq!(folded.lines(), format!("tool:x={b}\ntool:y={a}"));
+/// assert_eq!(folded.digest(), Digest::of(folded.lines().as_bytes()));
+/// ```
+pub fn fold(entries: impl IntoIterator<Item = (ToolKey, Digest)>, label: &str) -> Fold {
+    let mut entries: Vec<(ToolKey, Digest)> = entries.into_iter().collect();
+    // Sorting by (key, digest) groups each key's digests together and already in the order
+    // the duplicate rule hashes them: `sha256:` + lowercase hex sorts as the raw bytes do.
+    entries.sort_unstable();
+
+    let mut per_key: Vec<(ToolKey, Digest)> = Vec::with_capacity(entries.len());
+    let mut duplicate_keys = Vec::new();
+    for group in entries.chunk_by(|a, b| a.0 == b.0) {
+        match group {
+            [(key, digest)] => per_key.push((key.clone(), *digest)),
+            [(key, _), ..] => {
+                duplicate_keys.push(key.clone());
+                per_key.push((key.clone(), duplicates_digest(label, group)));
+            }
+            [] => {}
+        }
+    }
+
+    let (lines, overflow) = folded_lines(&per_key, label);
+    let digest = Digest::of(lines.as_bytes());
+    Fold {
+        // `per_key` is sorted, so this is a bulk build.
+        per_key: per_key.into_iter().collect(),
+        duplicate_keys,
+        overflow,
+        lines,
+        digest,
+    }
+}
+
+/// The duplicate rule: SHA-256 over `"<label>.duplicates\n"` + sorted digests joined by `\n`.
+fn duplicates_digest(label: &str, sorted_group: &[(ToolKey, Digest)]) -> Digest {
+    let digests: Vec<String> = sorted_group.iter().map(|(_, d)| d.to_string()).collect();
+    let text = format!("{label}.duplicates\n{}", digests.join("\n"));
+    Digest::of(text.as_bytes())
+}
+
+/// The sorted lines with the overflow rule applied, and the overflow digest if it applied.
+fn folded_lines(per_key: &[(ToolKey, Digest)], label: &str) -> (String, Option<Digest>) {
+    let kept_len = per_key.len().min(MAX_FOLD_ENTRIES);
+    let (kept, overflowed) = per_key.split_at(kept_len);
+
+    let mut lines: Vec<(&str, Digest)> = kept
+        .iter()
+        .map(|(key, digest)| (key.as_str(), *digest))
+        .collect();
+    let overflow = if overflowed.is_empty() {
+        None
+    } else {
+        let overflow_text = format!(
+            "{label}.overflow\n{}",
+            join_lines(overflowed.iter().map(|(k, d)| (k.as_str(), *d)))
+        );
+        let overflow = Digest::of(overflow_text.as_bytes());
+        lines.push((OVERFLOW_KEY, overflow));
+        // `tool:` keys sort before `tools:overflow` (':' < 's'); sorting states it anyway.
+        lines.sort_by(|a, b| a.0.cmp(b.0));
+        Some(overflow)
+    };
+    (join_lines(lines.into_iter()), overflow)
+}
+
+/// `key=digest` lines joined by `\n`, no trailing newline.
+fn join_lines<'a>(lines: impl Iterator<Item = (&'a str, Digest)>) -> String {
+    let mut text = String::new();
+    for (index, (key, digest)) in lines.enumerate() {
+        if index > 0 {
+            text.push('\n');
+        }
+        // Writing to a String cannot fail.
+        let _ = write!(text, "{key}={digest}");
+    }
+    text
+}
