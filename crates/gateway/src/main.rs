@@ -13,7 +13,7 @@ mod cmd;
 mod input;
 mod outcome;
 
-use outcome::{Failure, Verdict};
+use outcome::Verdict;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
