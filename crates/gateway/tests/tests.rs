@@ -10,3 +10,33 @@ mod digest;
 
 // `toolgate key`, `toolgate jcs` and `toolgate diff`.
 mod key_jcs_diff;
+
+// The upstream client against the demo upstream over real TLS: generations, pages, SSE, faults.
+mod upstream;
+
+// A gateway in front of a demo upstream, both real (TLS on loopback), for the e2e tests.
+mod e2e_support;
+
+// Every denial end to end (reason, code, audit entry) in both generations on both sides.
+mod e2e_denials;
+
+// Definition-check freshness: per-call listings, max-age reuse and its invalidation.
+mod e2e_freshness;
+
+// The audit chain after real runs, after a restart that appends, and after tampering.
+mod e2e_audit;
+
+// The client-facing transport: Host/Origin, -32020, sessions, sizes, pagination, stdio.
+mod server_protocol;
+
+// `toolgate demo`, in-process.
+mod e2e_demo;
+
+// The audit log library: chain across records and restarts, tampering, no argument values, group commit.
+mod audit;
+
+// The definition check: mismatch, absent, doubled; max-age, invalidation, per-call, single flight.
+mod definition_check;
+
+// The upstream client against FastMCP over HTTPS (ignored here; interop/run.sh runs them).
+mod upstream_interop;
