@@ -4,6 +4,12 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::cmd::audit::AuditArgs;
+use crate::cmd::catalog::CatalogArgs;
+use crate::cmd::demo::DemoArgs;
+use crate::cmd::identity::IdentityArgs;
+use crate::cmd::serve::ServeArgs;
+
 /// Tool identity for the Model Context Protocol: digests, catalog checks and a pinning gateway.
 #[derive(Debug, Parser)]
 #[command(name = "toolgate", version, about, long_about = None)]
@@ -22,6 +28,16 @@ pub(crate) enum Command {
     Jcs(JcsArgs),
     /// Compare two tools/list documents tool by tool.
     Diff(DiffArgs),
+    /// What an upstream server presents in its TLS handshake: the values to pin.
+    Identity(IdentityArgs),
+    /// Check a catalog file: bindings, collisions, warnings and its measurement.
+    Catalog(CatalogArgs),
+    /// Run the gateway.
+    Serve(ServeArgs),
+    /// Check the audit log's hash chain.
+    Audit(AuditArgs),
+    /// One command, no setup: an allowed call, a rug-pull and an impostor, refused and audited.
+    Demo(DemoArgs),
 }
 
 /// `toolgate digest`

@@ -3,11 +3,16 @@
 use crate::cli::Command;
 use crate::outcome::{Failure, Verdict};
 
+pub(crate) mod audit;
+pub(crate) mod catalog;
 mod common;
+pub(crate) mod demo;
 mod diff;
 mod digest;
+pub(crate) mod identity;
 mod jcs;
 mod key;
+pub(crate) mod serve;
 
 pub(crate) fn run(command: Command) -> Result<Verdict, Failure> {
     match command {
@@ -15,5 +20,10 @@ pub(crate) fn run(command: Command) -> Result<Verdict, Failure> {
         Command::Key(args) => key::run(&args),
         Command::Jcs(args) => jcs::run(&args),
         Command::Diff(args) => diff::run(&args),
+        Command::Identity(args) => identity::run(&args),
+        Command::Catalog(args) => catalog::run(&args),
+        Command::Serve(args) => serve::run(&args),
+        Command::Audit(args) => audit::run(&args),
+        Command::Demo(args) => demo::run(&args),
     }
 }
