@@ -10,6 +10,9 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
+use crate::leaf::Leaf;
+use crate::problem::CertificateProblem;
+
 /// The forms [`Fingerprint::from_str`] accepts, quoted in every parse error.
 const ACCEPTED_FORMS: &str = "accepted forms: `SHA256:` + 64 hex digits (any case); \
      colon-separated hex as `openssl x509 -fingerprint -sha256` prints it, with or without its \
@@ -42,6 +45,12 @@ impl Fingerprint {
     /// `openssl x509 -fingerprint -sha256` prints it.
     pub fn of_certificate(certificate_der: &[u8]) -> Fingerprint {
         Fingerprint(Sha256::digest(certificate_der).into())
+    }
+
+    /// The `key-pinned` fingerprint of a certificate: SHA-256 over the SubjectPublicKeyInfo it
+    /// carries. Fails only if the DER is not an X.509 certificate.
+    pub fn of_certificate_key(certificate_der: &[u8]) -> Result<Fingerprint, CertificateProblem> {
+        Leaf::parse(certificate_der).map(|leaf| leaf.spki)
     }
 
     /// The 32 bytes.
@@ -108,9 +117,7 @@ pub enum FingerprintError {
         presented: usize,
     },
     /// A character that does not belong to the form.
-    #[error(
-        "fingerprint in {form} form has `{character}` at byte {position}; {ACCEPTED_FORMS}"
-    )]
+    #[error("fingerprint in {form} form has `{character}` at byte {position}; {ACCEPTED_FORMS}")]
     InvalidCharacter {
         /// The form the text was read as.
         form: &'static str,
@@ -155,7 +162,9 @@ impl FromStr for Fingerprint {
         if bytes.len() >= 3 && bytes[2] == b':' {
             return parse_colon_hex(text, 0);
         }
-        Err(FingerprintError::UnknownForm { presented: echo(text) })
+        Err(FingerprintError::UnknownForm {
+            presented: echo(text),
+        })
     }
 }
 
@@ -244,15 +253,25 @@ fn hex_value(
 
 fn invalid_character(text: &str, at: usize, offset: usize, form: &'static str) -> FingerprintError {
     // `at` may fall inside a multi-byte character: report the character that contains it.
-    let start = (0..=at.min(text.len())).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let start = (0..=at.min(text.len()))
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
     let character = text[start..].chars().next().unwrap_or('\u{FFFD}');
-    FingerprintError::InvalidCharacter { form, character, position: offset + start }
+    FingerprintError::InvalidCharacter {
+        form,
+        character,
+        position: offset + start,
+    }
 }
 
 fn echo(text: &str) -> String {
     if text.len() <= MAX_ECHO {
         return text.to_owned();
     }
-    let end = (0..=MAX_ECHO).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let end = (0..=MAX_ECHO)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
     format!("{}…", &text[..end])
 }

@@ -1,14 +1,99 @@
 //! Pin MCP upstream servers by TLS key, certificate or SPIFFE ID, enforced inside the rustls handshake.
+//!
+//! A catalog binds each tool name to one upstream server identity (seed 003 §1): a SHA-256
+//! [`Fingerprint`] of the server's key or certificate ([`RotationMode`]), a [`SpiffeId`] checked
+//! against its trust domain's [`TrustBundles`], or both. [`ServerAnchors`] holds one server's
+//! anchors; [`client_config`] turns them into a rustls `ClientConfig` whose verifier
+//! ([`ServerIdentityVerifier`]) refuses any other server during the handshake, before a byte of
+//! application data is sent. A refusal carries an [`IdentityError`] naming the anchor, the
+//! expected value and the presented one. [`observe`] reports what a server presents, to write
+//! its catalog entry.
+//!
+//! # Example
+//!
+//! ```
+//! use std::sync::Arc;
+//!
+//! use server_identity::rustls::RootCertStore;
+//! use server_identity::{
+//!     Fingerprint, IdentityError, RotationMode, ServerAnchors, TlsTrust, TrustBundles,
+//!     client_config,
+//! };
+//!
+//! // Every input form of a fingerprint reads to the same value; output is canonical.
+//! let pin: Fingerprint =
+//!     "SHA256:8AE2FBEDC9F94B3C1EE8C9FAF7A3AAD9B3CA3E0CE4C0C7AF5C3B4A3F0F1C2D3E".parse()?;
+//! let openssl_form: Fingerprint = "sha256 Fingerprint=8A:E2:FB:ED:C9:F9:4B:3C:1E:E8:C9:FA:\
+//!     F7:A3:AA:D9:B3:CA:3E:0C:E4:C0:C7:AF:5C:3B:4A:3F:0F:1C:2D:3E"
+//!     .parse()?;
+//! assert_eq!(pin, openssl_form);
+//! assert_eq!(
+//!     pin.to_string(),
+//!     "SHA256:8ae2fbedc9f94b3c1ee8c9faf7a3aad9b3ca3e0ce4c0c7af5c3b4a3f0f1c2d3e"
+//! );
+//!
+//! // A self-signed upstream: the pinned key is the only trust anchor.
+//! let anchors = ServerAnchors::builder()
+//!     .fingerprint(pin)
+//!     .rotation_mode("key-pinned".parse::<RotationMode>()?)
+//!     .tls_trust(TlsTrust::Pin)
+//!     .build()?;
+//! let config = client_config(&anchors, Arc::new(RootCertStore::empty()), &TrustBundles::new())?;
+//! assert_eq!(config.alpn_protocols, [b"h2".to_vec(), b"http/1.1".to_vec()]);
+//!
+//! // Connect with `tokio_rustls::TlsConnector::from(config)`; when the server is not the one
+//! // pinned, the handshake fails and the reason is read back from the error:
+//! fn reason(handshake_error: &std::io::Error) -> Option<&IdentityError> {
+//!     IdentityError::from_io_error(handshake_error)
+//! }
+//! # let _ = reason;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Decisions
+//!
+//! - With a SPIFFE ID, the trust domain's bundle is the chain anchor and no host name is checked
+//!   (SVIDs carry none); `tls_trust` then has no effect, and `pin` is refused by
+//!   [`ServerAnchorsBuilder::build`] because it would skip the bundle check.
+//! - `tls_trust: pin` skips the chain, the host name and the validity dates; the leaf must still
+//!   parse, match the pin, and sign the handshake with its key.
+//! - Backup fingerprints are read in the same rotation mode as the primary.
+//! - Refusals travel in the handshake error (`CertificateError::Other`), not in shared state, so
+//!   concurrent connections on one `ClientConfig` never see each other's reasons. The peer gets
+//!   a `certificate_unknown` alert.
+//!
+//! # Features
+//!
+//! None. The crypto provider is rustls' `ring` provider; TLS 1.3 and 1.2 are enabled.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+mod anchors;
+mod bundle;
+pub mod danger;
+mod error;
 mod fingerprint;
+mod leaf;
 mod modes;
+mod observe;
+mod problem;
+mod rfc3339;
 mod spiffe;
+mod verifier;
 
-pub use crate::{
-    fingerprint::{Fingerprint, FingerprintError},
-    modes::{ModeError, RotationMode, TlsTrust},
-    spiffe::{SpiffeId, SpiffeIdError},
+// rustls is re-exported so callers name the same `ClientConfig` and `RootCertStore` we return.
+pub use {
+    crate::{
+        anchors::{AnchorsError, ServerAnchors, ServerAnchorsBuilder},
+        bundle::{BundleError, TrustBundles, roots_from_pem},
+        error::{Anchor, ConfigError, IdentityError},
+        fingerprint::{Fingerprint, FingerprintError},
+        modes::{ModeError, RotationMode, TlsTrust},
+        observe::{Observation, ObserveError, observe},
+        problem::CertificateProblem,
+        spiffe::{SpiffeId, SpiffeIdError},
+        verifier::{IdentityVerified, ServerIdentityVerifier, client_config},
+    },
+    rustls,
 };

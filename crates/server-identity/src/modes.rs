@@ -40,7 +40,9 @@ impl FromStr for RotationMode {
         match text {
             "key-pinned" => Ok(RotationMode::KeyPinned),
             "cert-pinned" => Ok(RotationMode::CertPinned),
-            _ => Err(ModeError::UnknownRotationMode { presented: text.to_owned() }),
+            _ => Err(ModeError::UnknownRotationMode {
+                presented: text.to_owned(),
+            }),
         }
     }
 }
@@ -81,7 +83,9 @@ impl FromStr for TlsTrust {
         match text {
             "webpki" => Ok(TlsTrust::Webpki),
             "pin" => Ok(TlsTrust::Pin),
-            _ => Err(ModeError::UnknownTlsTrust { presented: text.to_owned() }),
+            _ => Err(ModeError::UnknownTlsTrust {
+                presented: text.to_owned(),
+            }),
         }
     }
 }
@@ -91,7 +95,9 @@ impl FromStr for TlsTrust {
 #[non_exhaustive]
 pub enum ModeError {
     /// Not `key-pinned` or `cert-pinned`.
-    #[error("unknown rotation_mode `{presented}`: expected `key-pinned` (the default) or `cert-pinned`")]
+    #[error(
+        "unknown rotation_mode `{presented}`: expected `key-pinned` (the default) or `cert-pinned`"
+    )]
     UnknownRotationMode {
         /// The value given.
         presented: String,

@@ -2,6 +2,7 @@
 //! error (rustls-webpki, x509-parser) is translated into it.
 
 use rustls_pki_types::UnixTime;
+use x509_parser::error::X509Error;
 
 use crate::rfc3339::rfc3339;
 
@@ -69,16 +70,31 @@ pub enum CertificateProblem {
 }
 
 fn list(names: &[String]) -> String {
-    if names.is_empty() { "no names".to_owned() } else { names.join(", ") }
+    if names.is_empty() {
+        "no names".to_owned()
+    } else {
+        names.join(", ")
+    }
 }
 
 /// The one translation of a rustls-webpki error.
+// The deprecated unit variants are still matched: older code paths in webpki return them.
+#[allow(deprecated)]
 pub(crate) fn from_webpki(error: webpki::Error) -> CertificateProblem {
     use webpki::Error as E;
     match error {
-        E::BadDer | E::BadDerTime | E::TrailingData(_) | E::UnsupportedCertVersion => {
-            CertificateProblem::Malformed { detail: format!("{error:?}") }
-        }
+        E::BadDer => CertificateProblem::Malformed {
+            detail: "invalid DER".to_owned(),
+        },
+        E::BadDerTime => CertificateProblem::Malformed {
+            detail: "invalid DER time".to_owned(),
+        },
+        E::TrailingData(inside) => CertificateProblem::Malformed {
+            detail: format!("trailing data in {inside:?}"),
+        },
+        E::UnsupportedCertVersion => CertificateProblem::Malformed {
+            detail: "unsupported certificate version".to_owned(),
+        },
         E::UnknownIssuer => CertificateProblem::UnknownIssuer,
         E::CertExpired { time, not_after } => CertificateProblem::Expired {
             now: unix(time),
@@ -90,7 +106,11 @@ pub(crate) fn from_webpki(error: webpki::Error) -> CertificateProblem {
         },
         E::CertNotValidForName(context) => CertificateProblem::NotValidForName {
             expected: server_name_text(&context.expected),
-            presented: context.presented,
+            presented: context
+                .presented
+                .iter()
+                .map(|name| presented_name(name))
+                .collect(),
         },
         E::CaUsedAsEndEntity => CertificateProblem::CaUsedAsEndEntity,
         E::InvalidSignatureForPublicKey => CertificateProblem::BadSignature,
@@ -104,13 +124,34 @@ pub(crate) fn from_webpki(error: webpki::Error) -> CertificateProblem {
             CertificateProblem::NotForServerAuth
         }
         E::NameConstraintViolation => CertificateProblem::NameConstraintViolation,
-        other => CertificateProblem::Other { detail: other.to_string() },
+        other => CertificateProblem::Other {
+            detail: other.to_string(),
+        },
     }
 }
 
 /// The one translation of an x509-parser error.
-pub(crate) fn from_x509(error: &dyn std::fmt::Display) -> CertificateProblem {
-    CertificateProblem::Malformed { detail: error.to_string() }
+pub(crate) fn from_x509(error: x509_parser::nom::Err<X509Error>) -> CertificateProblem {
+    let detail = match error {
+        x509_parser::nom::Err::Error(e) | x509_parser::nom::Err::Failure(e) => e.to_string(),
+        x509_parser::nom::Err::Incomplete(_) => "truncated DER".to_owned(),
+    };
+    CertificateProblem::Malformed { detail }
+}
+
+/// webpki reports presented names in its `Debug` form (`DnsName("a.example")`,
+/// `IpAddress(192.0.2.1)`); we show the names themselves.
+fn presented_name(debug: &str) -> String {
+    let unwrap = |prefix: &str, suffix: &str| {
+        debug
+            .strip_prefix(prefix)
+            .and_then(|rest| rest.strip_suffix(suffix))
+            .map(str::to_owned)
+    };
+    unwrap("DnsName(\"", "\")")
+        .or_else(|| unwrap("IpAddress(", ")"))
+        .or_else(|| unwrap("UniformResourceIdentifier(\"", "\")").map(|uri| format!("URI:{uri}")))
+        .unwrap_or_else(|| debug.to_owned())
 }
 
 fn unix(time: UnixTime) -> String {

@@ -102,7 +102,9 @@ pub enum SpiffeIdError {
         position: usize,
     },
     /// A `.` or `..` segment.
-    #[error("SPIFFE ID path has a `{segment}` segment at byte {position}; relative segments are not allowed")]
+    #[error(
+        "SPIFFE ID path has a `{segment}` segment at byte {position}; relative segments are not allowed"
+    )]
     DotSegment {
         /// `.` or `..`.
         segment: String,
@@ -141,7 +143,9 @@ impl FromStr for SpiffeId {
             return Err(SpiffeIdError::Empty);
         }
         let Some(rest) = text.strip_prefix(SCHEME) else {
-            return Err(SpiffeIdError::WrongScheme { presented: cut(text) });
+            return Err(SpiffeIdError::WrongScheme {
+                presented: cut(text),
+            });
         };
         if text.len() > MAX_ID_LENGTH {
             return Err(SpiffeIdError::TooLong { length: text.len() });
@@ -159,7 +163,10 @@ impl FromStr for SpiffeId {
         let path_start = SCHEME.len() + rest.find('/').unwrap_or(rest.len());
         validate_trust_domain(&text[SCHEME.len()..path_start], SCHEME.len())?;
         validate_path(&text[path_start..], path_start)?;
-        Ok(SpiffeId { id: text.to_owned(), path_start })
+        Ok(SpiffeId {
+            id: text.to_owned(),
+            path_start,
+        })
     }
 }
 
@@ -178,10 +185,15 @@ pub(crate) fn validate_trust_domain(domain: &str, offset: usize) -> Result<(), S
         .char_indices()
         .find(|&(_, c)| !matches!(c, 'a'..='z' | '0'..='9' | '.' | '-' | '_'))
     {
-        return Err(SpiffeIdError::TrustDomainCharacter { character, position: offset + position });
+        return Err(SpiffeIdError::TrustDomainCharacter {
+            character,
+            position: offset + position,
+        });
     }
     if domain.len() > MAX_TRUST_DOMAIN_LENGTH {
-        return Err(SpiffeIdError::TrustDomainTooLong { length: domain.len() });
+        return Err(SpiffeIdError::TrustDomainTooLong {
+            length: domain.len(),
+        });
     }
     Ok(())
 }
@@ -201,13 +213,19 @@ fn validate_path(path: &str, offset: usize) -> Result<(), SpiffeIdError> {
             return Err(SpiffeIdError::EmptySegment { position: start });
         }
         if segment == "." || segment == ".." {
-            return Err(SpiffeIdError::DotSegment { segment: segment.to_owned(), position: start });
+            return Err(SpiffeIdError::DotSegment {
+                segment: segment.to_owned(),
+                position: start,
+            });
         }
         if let Some((position, character)) = segment
             .char_indices()
             .find(|&(_, c)| !matches!(c, 'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_'))
         {
-            return Err(SpiffeIdError::PathCharacter { character, position: start + position });
+            return Err(SpiffeIdError::PathCharacter {
+                character,
+                position: start + position,
+            });
         }
         start += segment.len() + 1;
     }
@@ -218,6 +236,9 @@ fn cut(text: &str) -> String {
     if text.len() <= 100 {
         return text.to_owned();
     }
-    let end = (0..=100).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0);
+    let end = (0..=100)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
     format!("{}…", &text[..end])
 }

@@ -1,0 +1,71 @@
+//! The facts about a leaf certificate that the identity checks read, parsed once.
+
+use x509_parser::certificate::X509Certificate;
+use x509_parser::extensions::GeneralName;
+use x509_parser::prelude::FromDer;
+
+use crate::fingerprint::Fingerprint;
+use crate::problem::{CertificateProblem, from_x509};
+
+/// A parsed leaf: both fingerprints, its URI SANs and the bits the SVID rules look at.
+#[derive(Debug, Clone)]
+pub(crate) struct Leaf {
+    /// SHA-256 of the SubjectPublicKeyInfo DER (`key-pinned`).
+    pub(crate) spki: Fingerprint,
+    /// SHA-256 of the whole certificate DER (`cert-pinned`).
+    pub(crate) certificate: Fingerprint,
+    /// Every URI subject alternative name, in certificate order.
+    pub(crate) uri_sans: Vec<String>,
+    /// basicConstraints cA = TRUE.
+    pub(crate) is_ca: bool,
+    /// keyUsage keyCertSign or cRLSign (X509-SVID §4.3 forbids both in a leaf).
+    pub(crate) signs_certificates: bool,
+    /// notBefore, seconds since 1970.
+    pub(crate) not_before: i64,
+    /// notAfter, seconds since 1970.
+    pub(crate) not_after: i64,
+}
+
+impl Leaf {
+    /// Parses the leaf. Trailing bytes after the certificate and duplicated extensions are
+    /// refused: two parsers (this one and webpki's) must never read different certificates.
+    pub(crate) fn parse(der: &[u8]) -> Result<Leaf, CertificateProblem> {
+        let (rest, certificate) = X509Certificate::from_der(der).map_err(from_x509)?;
+        if !rest.is_empty() {
+            return Err(CertificateProblem::Malformed {
+                detail: format!("{} bytes after the certificate", rest.len()),
+            });
+        }
+        let extension = |error| from_x509(x509_parser::nom::Err::Error(error));
+        let uri_sans = match certificate.subject_alternative_name().map_err(extension)? {
+            Some(san) => san
+                .value
+                .general_names
+                .iter()
+                .filter_map(|name| match name {
+                    GeneralName::URI(uri) => Some((*uri).to_owned()),
+                    _ => None,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
+        let is_ca = certificate
+            .basic_constraints()
+            .map_err(extension)?
+            .is_some_and(|constraints| constraints.value.ca);
+        let signs_certificates = certificate
+            .key_usage()
+            .map_err(extension)?
+            .is_some_and(|usage| usage.value.key_cert_sign() || usage.value.crl_sign());
+        let validity = certificate.validity();
+        Ok(Leaf {
+            spki: Fingerprint::of_spki(certificate.tbs_certificate.subject_pki.raw),
+            certificate: Fingerprint::of_certificate(der),
+            uri_sans,
+            is_ca,
+            signs_certificates,
+            not_before: validity.not_before.timestamp(),
+            not_after: validity.not_after.timestamp(),
+        })
+    }
+}

@@ -1,0 +1,117 @@
+//! Display smoke test of the error enums besides `IdentityError` (which has its own exact
+//! test): each message shows the values it carries.
+
+use server_identity::{
+    AnchorsError, BundleError, CertificateProblem, ConfigError, ObserveError, SpiffeIdError,
+};
+
+#[test]
+fn messages_carry_their_values() {
+    let cases: Vec<(String, &[&str])> = vec![
+        (
+            CertificateProblem::UnknownIssuer.to_string(),
+            &["unknown certificate authority"],
+        ),
+        (
+            CertificateProblem::NotValidYet {
+                now: "N".into(),
+                not_before: "B".into(),
+            }
+            .to_string(),
+            &["not before B", "now N"],
+        ),
+        (
+            CertificateProblem::NotValidForName {
+                expected: "a.test".into(),
+                presented: vec![],
+            }
+            .to_string(),
+            &["a.test", "no names"],
+        ),
+        (
+            CertificateProblem::CaUsedAsEndEntity.to_string(),
+            &["CA certificate"],
+        ),
+        (CertificateProblem::BadSignature.to_string(), &["signature"]),
+        (
+            CertificateProblem::UnsupportedSignatureAlgorithm.to_string(),
+            &["unsupported"],
+        ),
+        (
+            CertificateProblem::NotForServerAuth.to_string(),
+            &["server authentication"],
+        ),
+        (
+            CertificateProblem::NameConstraintViolation.to_string(),
+            &["name constraints"],
+        ),
+        (
+            CertificateProblem::Other {
+                detail: "xyz".into(),
+            }
+            .to_string(),
+            &["xyz"],
+        ),
+        (
+            AnchorsError::PinTrustWithoutFingerprint.to_string(),
+            &["tls_fingerprint"],
+        ),
+        (
+            AnchorsError::PinTrustWithSpiffeId.to_string(),
+            &["remove tls_trust `pin`"],
+        ),
+        (
+            AnchorsError::BackupsWithoutFingerprint.to_string(),
+            &["set the primary"],
+        ),
+        (ConfigError::Tls { detail: "d".into() }.to_string(), &["d"]),
+        (
+            BundleError::TrustDomain {
+                presented: "X".into(),
+                reason: SpiffeIdError::MissingTrustDomain,
+            }
+            .to_string(),
+            &["`X`", "empty trust domain"],
+        ),
+        (
+            BundleError::X5cCount {
+                index: 3,
+                presented: 2,
+            }
+            .to_string(),
+            &["key 3", "2 certificates", "exactly 1"],
+        ),
+        (
+            BundleError::NoX509SvidKey.to_string(),
+            &["no x509-svid key"],
+        ),
+        (
+            BundleError::Certificate {
+                index: 1,
+                problem: CertificateProblem::UnknownIssuer,
+            }
+            .to_string(),
+            &["certificate 1", "unknown certificate authority"],
+        ),
+        (
+            ObserveError::Handshake {
+                address: "h:1".into(),
+                detail: "eof".into(),
+            }
+            .to_string(),
+            &["h:1", "eof", "speaking TLS"],
+        ),
+        (
+            ObserveError::Certificate {
+                problem: CertificateProblem::BadSignature,
+            }
+            .to_string(),
+            &["signature"],
+        ),
+    ];
+    for (message, parts) in cases {
+        for part in parts {
+            assert!(message.contains(part), "{message:?} lacks {part:?}");
+        }
+    }
+}
