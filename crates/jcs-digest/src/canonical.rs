@@ -10,6 +10,7 @@ use serde_json::{Map, Number, Value};
 
 use crate::lexer::MAX_SAFE_INTEGER;
 use crate::pointer;
+use crate::scan;
 
 /// A value the canonicalizer refuses.
 #[non_exhaustive]
@@ -200,11 +201,6 @@ pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
     }
 }
 
-/// Bytes that RFC 8785 §3.2.2.2 escapes: `"`, `\` and the controls U+0000–U+001F.
-fn needs_escape(byte: u8) -> bool {
-    byte < 0x20 || byte == b'"' || byte == b'\\'
-}
-
 /// Writes `text` as a JSON string with the minimal escaping of RFC 8785 §3.2.2.2.
 pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
@@ -212,11 +208,12 @@ pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut run_start = 0;
-    for (i, &byte) in bytes.iter().enumerate() {
-        if !needs_escape(byte) {
-            continue;
-        }
+    loop {
+        let i = scan::next_string_special(bytes, run_start);
         out.extend_from_slice(&bytes[run_start..i]);
+        let Some(&byte) = bytes.get(i) else {
+            break;
+        };
         run_start = i + 1;
         match byte {
             b'"' => out.extend_from_slice(b"\\\""),
@@ -236,7 +233,6 @@ pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
             ]),
         }
     }
-    out.extend_from_slice(&bytes[run_start..]);
     out.push(b'"');
 }
 
@@ -278,14 +274,16 @@ fn write_number(number: &Number, out: &mut Vec<u8>) -> Result<(), NumberRefusal>
         }
         write_integer(signed.unsigned_abs(), true, out);
     } else {
-        match number.as_f64() {
+        let float = number.as_f64().unwrap_or(f64::NAN);
+        if !float.is_finite() {
+            return Err(NumberRefusal::NotFinite(number.to_string()));
+        }
+        if float == 0.0 {
             // Both zeros are written "0" (ECMAScript Number::toString(-0) is "0").
-            Some(float) if float == 0.0 => out.push(b'0'),
-            Some(float) if float.is_finite() => {
-                let mut buffer = ryu_js::Buffer::new();
-                out.extend_from_slice(buffer.format_finite(float).as_bytes());
-            }
-            _ => return Err(NumberRefusal::NotFinite(number.to_string())),
+            out.push(b'0');
+        } else {
+            let mut buffer = ryu_js::Buffer::new();
+            out.extend_from_slice(buffer.format_finite(float).as_bytes());
         }
     }
     Ok(())

@@ -141,7 +141,10 @@ impl FromStr for Digest {
         let Some(hex) = text.strip_prefix(PREFIX) else {
             let found = match text.find(':') {
                 Some(colon) => &text[..=colon],
-                None => text.char_indices().nth(7).map_or(text, |(end, _)| &text[..end]),
+                None => text
+                    .char_indices()
+                    .nth(7)
+                    .map_or(text, |(end, _)| &text[..end]),
             };
             return Err(DigestParseError::Prefix {
                 expected: PREFIX,
@@ -152,7 +155,12 @@ impl FromStr for Digest {
             let position = PREFIX.len() + offset;
             match character {
                 '0'..='9' | 'a'..='f' => {}
-                'A'..='F' => return Err(DigestParseError::UppercaseHex { position, character }),
+                'A'..='F' => {
+                    return Err(DigestParseError::UppercaseHex {
+                        position,
+                        character,
+                    });
+                }
                 _ => {
                     return Err(DigestParseError::InvalidCharacter {
                         position,

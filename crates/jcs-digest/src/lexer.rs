@@ -1,9 +1,11 @@
-//! Scalars of the strict reader: strings, numbers and the three literals.
+//! Scalars of the strict reader: strings and numbers, and the messages for unexpected bytes.
 //!
 //! These functions know nothing of the document's structure; the reader adds the JSON Pointer
 //! when it turns a [`LexError`] into a [`crate::StrictJsonError`].
 
 use serde_json::Number;
+
+use crate::scan;
 
 /// The largest integer a double holds exactly together with its neighbours (2^53−1).
 pub(crate) const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
@@ -17,11 +19,6 @@ pub(crate) enum LexError {
     NumberOverflow { literal: String, offset: usize },
 }
 
-/// Whether a byte ends a run of literal string content.
-fn ends_run(byte: u8) -> bool {
-    byte == b'"' || byte == b'\\' || byte < 0x20
-}
-
 /// Reads the string whose opening quote is at `*pos`; leaves `*pos` after the closing quote.
 pub(crate) fn string(input: &[u8], pos: &mut usize) -> Result<String, LexError> {
     let opening = *pos;
@@ -29,9 +26,7 @@ pub(crate) fn string(input: &[u8], pos: &mut usize) -> Result<String, LexError> 
     let mut i = opening + 1;
     loop {
         let run_start = i;
-        while input.get(i).is_some_and(|&b| !ends_run(b)) {
-            i += 1;
-        }
+        i = scan::next_string_special(input, i);
         // Bytes of a multi-byte sequence are all >= 0x80, so a run never splits one that is
         // valid; a sequence cut short by a quote or backslash is invalid and reported here.
         let run = &input[run_start..i];
@@ -142,7 +137,10 @@ pub(crate) fn number(input: &[u8], pos: &mut usize) -> Result<Number, LexError> 
     let negative = input.get(i) == Some(&b'-');
     if negative {
         i += 1;
-        if input.get(i..).is_some_and(|rest| rest.starts_with(b"Infinity")) {
+        if input
+            .get(i..)
+            .is_some_and(|rest| rest.starts_with(b"Infinity"))
+        {
             return Err(not_a_json_number(start));
         }
     }
@@ -260,9 +258,11 @@ pub(crate) fn unexpected(input: &[u8], at: usize, expected: &str) -> LexError {
     let prefix = &rest[..rest.len().min(4)];
     let first_char = match std::str::from_utf8(prefix) {
         Ok(text) => text.chars().next(),
-        Err(error) if error.valid_up_to() > 0 => std::str::from_utf8(&prefix[..error.valid_up_to()])
-            .ok()
-            .and_then(|text| text.chars().next()),
+        Err(error) if error.valid_up_to() > 0 => {
+            std::str::from_utf8(&prefix[..error.valid_up_to()])
+                .ok()
+                .and_then(|text| text.chars().next())
+        }
         Err(_) => None,
     };
     match first_char {

@@ -1,1 +1,63 @@
 //! RFC 8785 canonical JSON, a strict JSON reader, and the MCP tool definition digest.
+//!
+//! # Example
+//!
+//! ```
+//! use jcs_digest::{canonicalize, parse_strict, tool_definition_digest, Digest, Profile};
+//!
+//! // Read strictly, write canonically (RFC 8785): sorted members, ECMAScript numbers.
+//! let value = parse_strict(br#"{"b": 1.50, "a": [1e3, "\u00e9"]}"#)?;
+//! assert_eq!(String::from_utf8(canonicalize(&value)?)?, r#"{"a":[1000,"é"],"b":1.5}"#);
+//!
+//! // Duplicate member names are refused, naming the object.
+//! let error = parse_strict(br#"{"x": {"a": 1, "a": 2}}"#).unwrap_err();
+//! assert_eq!(
+//!     error.to_string(),
+//!     "duplicate member name \"a\" in the object at JSON Pointer \"/x\" at line 1 column 16 \
+//!      (byte 15): a member name may appear once per object; remove or rename one of them"
+//! );
+//!
+//! // The per-tool digest: six members, wrapped under the profile label, hashed.
+//! let tool = parse_strict(br#"{"name": "echo", "_meta": {"ignored": true}}"#)?;
+//! let digest = tool_definition_digest(&tool, Profile::Trace)?;
+//! let preimage = br#"{"profile":"trace.mcp-tool-definition.v1","tool":{"name":"echo"}}"#;
+//! assert_eq!(digest, Digest::of(preimage));
+//! assert_eq!(digest.to_string().parse::<Digest>()?, digest);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # What is refused
+//!
+//! [`parse_strict`] refuses, each with its own [`StrictJsonErrorKind`] and the line, column,
+//! byte offset and JSON Pointer of the problem: duplicate member names at any depth; integer
+//! literals outside ±(2^53−1); numbers that overflow a double; invalid UTF-8 and lone
+//! surrogate escapes; nesting deeper than [`StrictReader::DEFAULT_MAX_DEPTH`]; and everything
+//! else RFC 8259 does not allow. Two parties reading the same bytes therefore hash the same
+//! value, or neither hashes anything (DESIGN.md §2, "Strict JSON").
+//!
+//! [`canonicalize`] accepts any `serde_json::Value` except one holding an integer outside
+//! ±(2^53−1) (which only a value built in code can hold); NaN and infinities cannot be held
+//! by a `serde_json::Number` at all.
+
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod canonical;
+mod digest;
+mod error;
+mod lexer;
+mod pointer;
+mod reader;
+mod scan;
+mod tool;
+
+pub use crate::{
+    canonical::{CanonicalizeError, canonicalize, write_canonical},
+    digest::{Digest, DigestParseError},
+    error::{StrictJsonError, StrictJsonErrorKind},
+    reader::{StrictReader, parse_strict},
+    tool::{
+        Profile, TOOL_DEFINITION_MEMBERS, ToolDigestError, UnknownProfile, tool_definition_digest,
+        tool_definition_preimage,
+    },
+};

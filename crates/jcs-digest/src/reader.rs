@@ -215,7 +215,11 @@ impl Parser<'_> {
         }
         let name_offset = self.pos;
         let name = lexer::string(self.input, &mut self.pos).map_err(|e| self.lex_error(e, true))?;
-        if let Some(Frame::Object { members, name: slot }) = self.stack.last_mut() {
+        if let Some(Frame::Object {
+            members,
+            name: slot,
+        }) = self.stack.last_mut()
+        {
             if members.contains_key(&name) {
                 let kind = StrictJsonErrorKind::DuplicateMember {
                     pointer: self.pointer(true),
