@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use gateway::audit::{
-    AuditError, AuditLog, BrokenEntry, CallRecord, ChainProblem, Decision, DenialReason, ObservedIdentity,
-    VerifyError, arguments_digest, verify_file,
+    AuditError, AuditLog, BrokenEntry, CallRecord, ChainProblem, Decision, DenialReason,
+    ObservedIdentity, VerifyError, arguments_digest, verify_file,
 };
 use jcs_digest::{Digest, canonicalize, parse_strict};
 use serde_json::{Value, json};
@@ -31,8 +31,16 @@ fn catalog_b() -> Digest {
 
 /// Runs `future` on a two-thread runtime, failing the test after 60 s instead of hanging.
 pub fn run<T>(future: impl std::future::Future<Output = T>) -> T {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
-    runtime.block_on(async { tokio::time::timeout(Duration::from_secs(60), future).await.expect("test timed out") })
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(60), future)
+            .await
+            .expect("test timed out")
+    })
 }
 
 /// The `i`-th record of a varied run: every decision appears.
@@ -67,7 +75,11 @@ pub fn write_log(path: &Path, calls: usize) -> Vec<String> {
         }
         log.shutdown().await;
     });
-    std::fs::read_to_string(path).unwrap().lines().map(str::to_owned).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The hash a line's contents recompute to, computed here from the definition (RFC 8785 of the
@@ -91,7 +103,14 @@ fn broken(path: &Path) -> BrokenEntry {
 }
 
 fn write_lines(path: &Path, lines: &[String]) {
-    std::fs::write(path, lines.iter().map(|line| format!("{line}\n")).collect::<String>()).unwrap();
+    std::fs::write(
+        path,
+        lines
+            .iter()
+            .map(|line| format!("{line}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
 }
 
 #[test]
@@ -102,8 +121,11 @@ fn a_run_of_records_verifies_and_is_counted() {
     assert_eq!(summary.entries(), 15);
     assert_eq!(summary.first_prev(), Some(catalog_a()));
     assert_eq!(summary.last_hash(), Some(stated(&lines[14], "hash")));
-    let counts: Vec<(String, u64)> =
-        summary.decisions().iter().map(|(decision, count)| (decision.to_string(), *count)).collect();
+    let counts: Vec<(String, u64)> = summary
+        .decisions()
+        .iter()
+        .map(|(decision, count)| (decision.to_string(), *count))
+        .collect();
     let expected = [
         ("allowed", 4),
         ("tool_not_in_catalog", 2),
@@ -114,7 +136,14 @@ fn a_run_of_records_verifies_and_is_counted() {
     ];
     assert_eq!(counts, expected.map(|(d, c)| (d.to_owned(), c)));
     assert_eq!(summary.starts().len(), 1);
-    assert_eq!((summary.starts()[0].line, summary.starts()[0].seq, summary.starts()[0].catalog), (1, 0, catalog_a()));
+    assert_eq!(
+        (
+            summary.starts()[0].line,
+            summary.starts()[0].seq,
+            summary.starts()[0].catalog
+        ),
+        (1, 0, catalog_a())
+    );
     // Each line's prev is the hash of the line before; the first one's is the catalog's.
     let mut prev = catalog_a();
     for (seq, line) in lines.iter().enumerate() {
@@ -149,7 +178,10 @@ fn a_decision_entry_records_every_member_in_reading_order() {
                 session_id: Some("session-1".to_owned()),
                 request_id: Some(json!("req-7")),
                 latency: Duration::from_micros(1234),
-                ..CallRecord::new("wiki.ask", Decision::Denied(DenialReason::DefinitionMismatch))
+                ..CallRecord::new(
+                    "wiki.ask",
+                    Decision::Denied(DenialReason::DefinitionMismatch),
+                )
             })
             .await
             .unwrap();
@@ -161,7 +193,10 @@ fn a_decision_entry_records_every_member_in_reading_order() {
     let entry: Value = serde_json::from_str(line).unwrap();
     let time = entry["time"].as_str().unwrap();
     // RFC 3339, UTC, microseconds: 2026-11-30T08:40:50.123456Z
-    assert_eq!((time.len(), &time[10..11], &time[19..20], &time[26..]), (27, "T", ".", "Z"));
+    assert_eq!(
+        (time.len(), &time[10..11], &time[19..20], &time[26..]),
+        (27, "T", ".", "Z")
+    );
     let started: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
     let expected_line = json!({
         "seq": 1,
@@ -184,7 +219,16 @@ fn a_decision_entry_records_every_member_in_reading_order() {
     });
     assert_eq!(entry, expected_line);
     // Reading order in the file: seq first, then time and event, prev and hash last.
-    let order = ["\"seq\"", "\"time\"", "\"event\"", "\"tool\"", "\"decision\"", "\"latency_us\"", "\"prev\"", "\"hash\""];
+    let order = [
+        "\"seq\"",
+        "\"time\"",
+        "\"event\"",
+        "\"tool\"",
+        "\"decision\"",
+        "\"latency_us\"",
+        "\"prev\"",
+        "\"hash\"",
+    ];
     let positions: Vec<usize> = order.iter().map(|name| line.find(name).unwrap()).collect();
     assert!(positions.windows(2).all(|pair| pair[0] < pair[1]), "{line}");
     assert_eq!(
@@ -217,12 +261,20 @@ fn argument_values_never_reach_the_file() {
         log.shutdown().await;
     });
     let bytes = std::fs::read(&path).unwrap();
-    assert!(!bytes.windows(secret.len()).any(|window| window == secret.as_bytes()));
+    assert!(
+        !bytes
+            .windows(secret.len())
+            .any(|window| window == secret.as_bytes())
+    );
     assert!(!bytes.windows(8).any(|window| window == b"password"));
-    let entry: Value = serde_json::from_slice(bytes.split(|b| *b == b'\n').nth(1).unwrap()).unwrap();
+    let entry: Value =
+        serde_json::from_slice(bytes.split(|b| *b == b'\n').nth(1).unwrap()).unwrap();
     // The digest is the RFC 8785 one: members sorted, no whitespace.
     let canonical = format!(r#"{{"nested":[{{"token":"{secret}"}}],"password":"{secret}"}}"#);
-    assert_eq!(entry["arguments_digest"], json!(Digest::of(canonical.as_bytes()).to_string()));
+    assert_eq!(
+        entry["arguments_digest"],
+        json!(Digest::of(canonical.as_bytes()).to_string())
+    );
 }
 
 #[test]
@@ -236,19 +288,36 @@ fn a_restart_appends_and_continues_the_chain() {
         log.shutdown().await;
         receipt.hash()
     });
-    let lines: Vec<String> = std::fs::read_to_string(&path).unwrap().lines().map(str::to_owned).collect();
+    let lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
     assert_eq!(lines.len(), 6);
     assert_eq!(&lines[..4], &first[..]);
     let started: Value = serde_json::from_str(&lines[4]).unwrap();
     assert_eq!(started["event"], "gateway_started");
     assert_eq!(started["seq"], 4);
-    assert_eq!(started["prev"], json!(stated(&first[3], "hash").to_string()));
+    assert_eq!(
+        started["prev"],
+        json!(stated(&first[3], "hash").to_string())
+    );
     assert_eq!(started["catalog"], json!(catalog_a().to_string()));
     assert_eq!(started["previous_catalog"], json!(catalog_a().to_string()));
     assert_eq!(started["detail"], "appending after 4 entries; same catalog");
     let summary = verify_file(&path, Some(&catalog_a())).unwrap();
-    assert_eq!((summary.entries(), summary.last_hash()), (6, Some(second_hash)));
-    assert_eq!(summary.starts().iter().map(|start| start.seq).collect::<Vec<_>>(), [0, 4]);
+    assert_eq!(
+        (summary.entries(), summary.last_hash()),
+        (6, Some(second_hash))
+    );
+    assert_eq!(
+        summary
+            .starts()
+            .iter()
+            .map(|start| start.seq)
+            .collect::<Vec<_>>(),
+        [0, 4]
+    );
 }
 
 #[test]
@@ -260,18 +329,31 @@ fn a_restart_with_another_catalog_is_recorded_and_the_first_prev_stays() {
         log.record(sample(0)).await.unwrap();
         log.shutdown().await;
     });
-    let lines: Vec<String> = std::fs::read_to_string(&path).unwrap().lines().map(str::to_owned).collect();
+    let lines: Vec<String> = std::fs::read_to_string(&path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect();
     let started: Value = serde_json::from_str(&lines[3]).unwrap();
     assert_eq!(started["catalog"], json!(catalog_b().to_string()));
     assert_eq!(started["previous_catalog"], json!(catalog_a().to_string()));
-    assert_eq!(started["detail"], "appending after 3 entries; the catalog changed");
+    assert_eq!(
+        started["detail"],
+        "appending after 3 entries; the catalog changed"
+    );
     let summary = verify_file(&path, Some(&catalog_a())).unwrap();
     assert_eq!(summary.first_prev(), Some(catalog_a()));
     assert_eq!(summary.catalog_in_force(), Some(catalog_b()));
     // The chain's origin is catalog A's measurement, not B's.
     match verify_file(&path, Some(&catalog_b())) {
         Err(VerifyError::Broken(entry)) => {
-            assert_eq!(entry.problem, ChainProblem::FirstPrevNotCatalog { expected: catalog_b(), found: catalog_a() });
+            assert_eq!(
+                entry.problem,
+                ChainProblem::FirstPrevNotCatalog {
+                    expected: catalog_b(),
+                    found: catalog_a()
+                }
+            );
             assert_eq!(
                 entry.to_string(),
                 format!(
@@ -292,11 +374,20 @@ fn an_edited_field_is_caught_with_both_hashes() {
     let mut lines = write_log(&path, 4);
     let original = stated(&lines[2], "hash");
     assert!(lines[2].contains(r#""decision":"definition_mismatch""#));
-    lines[2] = lines[2].replace(r#""decision":"definition_mismatch""#, r#""decision":"allowed""#);
+    lines[2] = lines[2].replace(
+        r#""decision":"definition_mismatch""#,
+        r#""decision":"allowed""#,
+    );
     write_lines(&path, &lines);
     let recomputed = recomputed_hash(&lines[2]);
     let entry = broken(&path);
-    assert_eq!(entry.problem, ChainProblem::HashMismatch { expected: recomputed, found: original });
+    assert_eq!(
+        entry.problem,
+        ChainProblem::HashMismatch {
+            expected: recomputed,
+            found: original
+        }
+    );
     assert_eq!(
         entry.to_string(),
         format!(
@@ -319,7 +410,13 @@ fn an_edit_with_a_recomputed_hash_is_caught_at_the_next_entry() {
     lines[2] = entry.to_string();
     write_lines(&path, &lines);
     let entry = broken(&path);
-    assert_eq!(entry.problem, ChainProblem::PrevMismatch { expected: forged, found: original });
+    assert_eq!(
+        entry.problem,
+        ChainProblem::PrevMismatch {
+            expected: forged,
+            found: original
+        }
+    );
     assert_eq!(
         entry.to_string(),
         format!(
@@ -339,7 +436,13 @@ fn an_edited_hash_is_caught() {
     write_lines(&path, &lines);
     let entry = broken(&path);
     assert_eq!((entry.line, entry.seq), (2, Some(1)));
-    assert_eq!(entry.problem, ChainProblem::HashMismatch { expected: real, found: fake });
+    assert_eq!(
+        entry.problem,
+        ChainProblem::HashMismatch {
+            expected: real,
+            found: fake
+        }
+    );
 }
 
 #[test]
@@ -351,7 +454,13 @@ fn a_removed_line_is_caught_as_a_seq_gap() {
     write_lines(&path, &lines);
     let entry = broken(&path);
     assert_eq!((entry.line, entry.offset), (3, offset as u64));
-    assert_eq!(entry.problem, ChainProblem::SeqMismatch { expected: 2, found: 3 });
+    assert_eq!(
+        entry.problem,
+        ChainProblem::SeqMismatch {
+            expected: 2,
+            found: 3
+        }
+    );
     assert_eq!(
         entry.to_string(),
         "line 3 (seq 3): expected seq 2, found seq 3: an entry before this one is missing, or entries were reordered"
@@ -359,7 +468,10 @@ fn a_removed_line_is_caught_as_a_seq_gap() {
     // The first line removed: the log no longer starts at seq 0.
     lines.remove(0);
     write_lines(&path, &lines);
-    assert_eq!(broken(&path).to_string(), "line 1 (seq 1): expected seq 0, found seq 1: an entry before this one is missing, or entries were reordered");
+    assert_eq!(
+        broken(&path).to_string(),
+        "line 1 (seq 1): expected seq 0, found seq 1: an entry before this one is missing, or entries were reordered"
+    );
 }
 
 #[test]
@@ -369,12 +481,24 @@ fn swapped_lines_are_caught() {
     lines.swap(2, 3);
     write_lines(&path, &lines);
     let entry = broken(&path);
-    assert_eq!(entry.problem, ChainProblem::SeqMismatch { expected: 2, found: 3 });
+    assert_eq!(
+        entry.problem,
+        ChainProblem::SeqMismatch {
+            expected: 2,
+            found: 3
+        }
+    );
     assert_eq!(entry.line, 3);
     // Swapped and renumbered: the seq follows, the prev does not.
     let mut lines = write_log(&path, 4);
     lines.swap(2, 3);
-    let renumber = |line: &str, from: u64, to: u64| line.replacen(&format!("{{\"seq\":{from},"), &format!("{{\"seq\":{to},"), 1);
+    let renumber = |line: &str, from: u64, to: u64| {
+        line.replacen(
+            &format!("{{\"seq\":{from},"),
+            &format!("{{\"seq\":{to},"),
+            1,
+        )
+    };
     lines[2] = renumber(&lines[2], 3, 2);
     lines[3] = renumber(&lines[3], 2, 3);
     write_lines(&path, &lines);
@@ -402,9 +526,17 @@ fn a_truncated_last_line_is_reported_and_the_log_is_not_reopened() {
     std::fs::write(&path, &bytes[..torn_at]).unwrap();
     let entry = broken(&path);
     let last_start: usize = lines[..3].iter().map(|line| line.len() + 1).sum();
-    assert_eq!((entry.line, entry.offset, entry.seq), (4, last_start as u64, None));
+    assert_eq!(
+        (entry.line, entry.offset, entry.seq),
+        (4, last_start as u64, None)
+    );
     let torn_length = (torn_at - last_start) as u64;
-    assert_eq!(entry.problem, ChainProblem::TornLine { length: torn_length });
+    assert_eq!(
+        entry.problem,
+        ChainProblem::TornLine {
+            length: torn_length
+        }
+    );
     assert_eq!(
         entry.to_string(),
         format!(
@@ -414,7 +546,17 @@ fn a_truncated_last_line_is_reported_and_the_log_is_not_reopened() {
     );
     // The gateway refuses to append and says how to cut the tail; the file is left as it was.
     let error = AuditLog::open(&path, &catalog_a()).unwrap_err();
-    assert!(matches!(error, AuditError::TornTail { line: 4, entries: 3, .. }), "{error:?}");
+    assert!(
+        matches!(
+            error,
+            AuditError::TornTail {
+                line: 4,
+                entries: 3,
+                ..
+            }
+        ),
+        "{error:?}"
+    );
     let shown = path.display();
     assert_eq!(
         error.to_string(),
@@ -428,7 +570,12 @@ fn a_truncated_last_line_is_reported_and_the_log_is_not_reopened() {
     assert_eq!(std::fs::read(&path).unwrap(), &bytes[..torn_at]);
     // Cut as the message says, the log opens and continues.
     std::fs::write(&path, &bytes[..last_start]).unwrap();
-    run(async { AuditLog::open(&path, &catalog_a()).unwrap().shutdown().await });
+    run(async {
+        AuditLog::open(&path, &catalog_a())
+            .unwrap()
+            .shutdown()
+            .await
+    });
     assert_eq!(verify_file(&path, Some(&catalog_a())).unwrap().entries(), 4);
 }
 
@@ -480,7 +627,16 @@ fn lines_that_are_not_entries_are_named() {
     );
     edited[1] = r#"{"seq":1}"#.to_owned();
     write_lines(&path, &edited);
-    assert_eq!(broken(&path).to_string(), "line 2 (seq 1): not an audit entry: member \"hash\" is missing");
+    assert_eq!(
+        broken(&path).to_string(),
+        "line 2 (seq 1): not an audit entry: member \"hash\" is missing"
+    );
+    edited[1] = r#"{"seq":1,}"#.to_owned();
+    write_lines(&path, &edited);
+    assert_eq!(
+        broken(&path).to_string(),
+        "line 2: not valid JSON at column 10: expected a member name (a string in double quotes), found '}'"
+    );
 }
 
 #[test]
@@ -488,7 +644,10 @@ fn an_empty_log_verifies_as_empty() {
     let path = log_path("empty.jsonl");
     std::fs::write(&path, b"").unwrap();
     let summary = verify_file(&path, Some(&catalog_a())).unwrap();
-    assert_eq!((summary.entries(), summary.first_prev(), summary.last_hash()), (0, None, None));
+    assert_eq!(
+        (summary.entries(), summary.first_prev(), summary.last_hash()),
+        (0, None, None)
+    );
 }
 
 #[test]
@@ -520,7 +679,10 @@ fn concurrent_records_all_land_in_one_chain_with_group_commit() {
     seqs.sort_unstable();
     assert_eq!(seqs, (1..=calls).collect::<Vec<_>>());
     assert_eq!(log_entries, calls + 1);
-    assert!(syncs < log_entries, "{syncs} syncs for {log_entries} entries: no group commit");
+    assert!(
+        syncs < log_entries,
+        "{syncs} syncs for {log_entries} entries: no group commit"
+    );
     let summary = verify_file(&path, Some(&catalog_a())).unwrap();
     assert_eq!(summary.entries(), calls + 1);
     assert_eq!(summary.decisions().values().sum::<u64>(), calls);
@@ -534,8 +696,14 @@ fn records_after_shutdown_are_refused() {
         log.shutdown().await;
         log.shutdown().await;
         let error = log.record(sample(0)).await.unwrap_err();
-        assert!(matches!(error, AuditError::Closed { reason: None, .. }), "{error:?}");
-        assert_eq!(error.to_string(), format!("the audit log {} is closed", path.display()));
+        assert!(
+            matches!(error, AuditError::Closed { reason: None, .. }),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!("the audit log {} is closed", path.display())
+        );
     });
     assert_eq!(verify_file(&path, None).unwrap().entries(), 1);
 }
@@ -548,15 +716,90 @@ fn long_texts_are_cut_and_the_entry_still_verifies() {
         let record = CallRecord {
             detail: "é".repeat(100_000),
             request_id: Some(json!({"not": "a valid id"})),
-            ..CallRecord::new("x".repeat(100_000), Decision::Denied(DenialReason::ToolNotInCatalog))
+            ..CallRecord::new(
+                "x".repeat(100_000),
+                Decision::Denied(DenialReason::ToolNotInCatalog),
+            )
         };
         log.record(record).await.unwrap();
         log.shutdown().await;
     });
     let text = std::fs::read_to_string(&path).unwrap();
     let entry: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
-    assert_eq!(entry["tool"], json!(format!("{}…[99488 more bytes]", "x".repeat(512))));
-    assert_eq!(entry["detail"], json!(format!("{}…[197952 more bytes]", "é".repeat(1024))));
+    assert_eq!(
+        entry["tool"],
+        json!(format!("{}…[99488 more bytes]", "x".repeat(512)))
+    );
+    assert_eq!(
+        entry["detail"],
+        json!(format!("{}…[197952 more bytes]", "é".repeat(1024)))
+    );
     assert_eq!(entry["request_id"], json!(r#"{"not":"a valid id"}"#));
     assert_eq!(verify_file(&path, None).unwrap().entries(), 2);
+}
+
+#[test]
+fn an_overlong_line_is_refused_without_reading_it_whole() {
+    let path = log_path("overlong.jsonl");
+    let mut lines = write_log(&path, 1);
+    lines.push(format!(
+        "{{\"seq\":2,\"detail\":\"{}\"}}",
+        "x".repeat(100_000)
+    ));
+    write_lines(&path, &lines);
+    let entry = broken(&path);
+    assert_eq!(entry.problem, ChainProblem::LineTooLong { limit: 65_536 });
+    assert_eq!(
+        entry.to_string(),
+        "line 3: the line is longer than 65536 bytes, which no audit entry is"
+    );
+}
+
+#[test]
+fn a_log_that_cannot_be_opened_or_read_is_an_io_error() {
+    let path = log_path("no-such-directory").join("audit.jsonl");
+    let error = AuditLog::open(&path, &catalog_a()).unwrap_err();
+    assert!(
+        matches!(error, AuditError::Io { action: "open", .. }),
+        "{error:?}"
+    );
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "cannot open the audit log {}: No such file or directory (os error 2); check the disk and the \
+             file's permissions",
+            path.display()
+        )
+    );
+    let directory = log_path("a-directory");
+    std::fs::create_dir_all(&directory).unwrap();
+    match verify_file(&directory, None) {
+        Err(error @ VerifyError::Io { .. }) => assert_eq!(
+            error.to_string(),
+            format!(
+                "cannot read the audit log {}: Is a directory (os error 21)",
+                directory.display()
+            )
+        ),
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_entry_is_in_the_file_when_record_returns() {
+    let path = log_path("durable.jsonl");
+    run(async {
+        let log = AuditLog::open(&path, &catalog_a()).unwrap();
+        for i in 0..3 {
+            let receipt = log.record(sample(i)).await.unwrap();
+            // Before shutdown, before any other record: the file already verifies up to it.
+            let summary = verify_file(&path, Some(&catalog_a())).unwrap();
+            assert_eq!(
+                (summary.entries(), summary.last_hash()),
+                (receipt.seq() + 1, Some(receipt.hash()))
+            );
+        }
+        assert_eq!((log.entries_written(), log.syncs()), (4, 4));
+        log.shutdown().await;
+    });
 }

@@ -27,7 +27,10 @@ const CATALOG: &str = r#"[{
 
 fn catalog_file() -> (String, Digest) {
     let path = temp_file("audit-cli-catalog.json", CATALOG.as_bytes());
-    let measurement = Catalog::from_slice(CATALOG.as_bytes()).unwrap().measurement().digest();
+    let measurement = Catalog::from_slice(CATALOG.as_bytes())
+        .unwrap()
+        .measurement()
+        .digest();
     (path, measurement)
 }
 
@@ -35,7 +38,10 @@ fn catalog_file() -> (String, Digest) {
 fn write_log(name: &str, catalog: &Digest) -> PathBuf {
     let path = PathBuf::from(temp_file(name, b""));
     std::fs::remove_file(&path).unwrap();
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
     runtime.block_on(async {
         tokio::time::timeout(Duration::from_secs(60), async {
             let log = AuditLog::open(&path, catalog).unwrap();
@@ -45,7 +51,9 @@ fn write_log(name: &str, catalog: &Digest) -> PathBuf {
                 Decision::Allowed,
                 Decision::Denied(DenialReason::ToolNotInCatalog),
             ] {
-                log.record(CallRecord::new("crm.query", decision)).await.unwrap();
+                log.record(CallRecord::new("crm.query", decision))
+                    .await
+                    .unwrap();
             }
             log.shutdown().await;
         })
@@ -56,11 +64,18 @@ fn write_log(name: &str, catalog: &Digest) -> PathBuf {
 }
 
 fn lines(path: &Path) -> Vec<String> {
-    std::fs::read_to_string(path).unwrap().lines().map(str::to_owned).collect()
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(str::to_owned)
+        .collect()
 }
 
 fn hash_of(line: &str) -> String {
-    serde_json::from_str::<Value>(line).unwrap()["hash"].as_str().unwrap().to_owned()
+    serde_json::from_str::<Value>(line).unwrap()["hash"]
+        .as_str()
+        .unwrap()
+        .to_owned()
 }
 
 #[test]
@@ -84,9 +99,18 @@ fn a_valid_log_verifies_with_a_summary() {
     );
     let run = toolgate(&["audit", "verify", "--catalog", &catalog_path, file]);
     assert_eq!(run.code, 0, "{}", run.stdout);
-    assert!(run.stdout.contains(&format!("first prev  {measurement} (the measurement of --catalog)\n")));
+    assert!(run.stdout.contains(&format!(
+        "first prev  {measurement} (the measurement of --catalog)\n"
+    )));
 
-    let run = toolgate(&["audit", "verify", "--json", "--catalog", &catalog_path, file]);
+    let run = toolgate(&[
+        "audit",
+        "verify",
+        "--json",
+        "--catalog",
+        &catalog_path,
+        file,
+    ]);
     assert_eq!(run.code, 0);
     let out: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
@@ -110,8 +134,17 @@ fn an_edited_entry_exits_1_naming_it() {
     let path = write_log("cli-edited.jsonl", &measurement);
     let mut text = lines(&path);
     let found = hash_of(&text[2]);
-    text[2] = text[2].replace(r#""decision":"definition_mismatch""#, r#""decision":"allowed""#);
-    std::fs::write(&path, text.iter().map(|line| format!("{line}\n")).collect::<String>()).unwrap();
+    text[2] = text[2].replace(
+        r#""decision":"definition_mismatch""#,
+        r#""decision":"allowed""#,
+    );
+    std::fs::write(
+        &path,
+        text.iter()
+            .map(|line| format!("{line}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
     let offset: usize = text[..2].iter().map(|line| line.len() + 1).sum();
     let expected = match verify_file(&path, None) {
         Err(gateway::audit::VerifyError::Broken(entry)) => match entry.problem {
@@ -156,7 +189,13 @@ fn a_removed_and_a_reordered_entry_exit_1() {
     let path = write_log("cli-removed.jsonl", &measurement);
     let original = lines(&path);
     let file = path.to_str().unwrap().to_owned();
-    let write = |text: &[String]| std::fs::write(&path, text.iter().map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+    let write = |text: &[String]| {
+        std::fs::write(
+            &path,
+            text.iter().map(|l| format!("{l}\n")).collect::<String>(),
+        )
+        .unwrap()
+    };
 
     let mut removed = original.clone();
     removed.remove(3);
@@ -175,15 +214,31 @@ fn a_removed_and_a_reordered_entry_exit_1() {
     assert_eq!(run.code, 1);
     let out: Value = serde_json::from_str(&run.stdout).unwrap();
     assert_eq!(
-        (&out["broken"]["problem"], &out["broken"]["line"], &out["broken"]["expected"], &out["broken"]["found"]),
+        (
+            &out["broken"]["problem"],
+            &out["broken"]["line"],
+            &out["broken"]["expected"],
+            &out["broken"]["found"]
+        ),
         (&json!("seq_mismatch"), &json!(2), &json!(1), &json!(2))
     );
 
-    let bytes = original.iter().map(|l| format!("{l}\n")).collect::<String>();
+    let bytes = original
+        .iter()
+        .map(|l| format!("{l}\n"))
+        .collect::<String>();
     std::fs::write(&path, &bytes.as_bytes()[..bytes.len() - 5]).unwrap();
     let run = toolgate(&["audit", "verify", &file]);
     assert_eq!(run.code, 1);
-    assert!(run.stdout.lines().nth(1).unwrap().starts_with("line 5: the last line is incomplete ("), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("line 5: the last line is incomplete ("),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]
@@ -191,7 +246,13 @@ fn another_catalog_exits_1() {
     let (catalog_path, measurement) = catalog_file();
     let other = Digest::of(b"another catalog");
     let path = write_log("cli-other-catalog.jsonl", &other);
-    let run = toolgate(&["audit", "verify", "--catalog", &catalog_path, path.to_str().unwrap()]);
+    let run = toolgate(&[
+        "audit",
+        "verify",
+        "--catalog",
+        &catalog_path,
+        path.to_str().unwrap(),
+    ]);
     assert_eq!(run.code, 1);
     assert_eq!(
         run.stdout.lines().nth(1).unwrap(),
@@ -208,13 +269,29 @@ fn unreadable_inputs_exit_2() {
     let missing = format!("{missing}.does-not-exist.jsonl");
     let run = toolgate(&["audit", "verify", &missing]);
     assert_eq!((run.code, run.stdout.as_str()), (2, ""));
-    assert!(run.stderr.starts_with(&format!("toolgate: cannot read the audit log {missing}: ")), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with(&format!("toolgate: cannot read the audit log {missing}: ")),
+        "{}",
+        run.stderr
+    );
 
     let (_, measurement) = catalog_file();
     let path = write_log("cli-missing-catalog.jsonl", &measurement);
-    let run = toolgate(&["audit", "verify", "--catalog", &missing, path.to_str().unwrap()]);
+    let run = toolgate(&[
+        "audit",
+        "verify",
+        "--catalog",
+        &missing,
+        path.to_str().unwrap(),
+    ]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.starts_with("toolgate: --catalog: cannot read the catalog "), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .starts_with("toolgate: --catalog: cannot read the catalog "),
+        "{}",
+        run.stderr
+    );
 
     let run = toolgate(&["audit", "verify"]);
     assert_eq!(run.code, 2);

@@ -35,7 +35,12 @@ struct FakeUpstream {
 
 impl FakeUpstream {
     fn new(tools: Vec<Value>) -> Arc<FakeUpstream> {
-        Arc::new(FakeUpstream { tools: Mutex::new(tools), fetches: AtomicUsize::new(0), gate: None, failure: Mutex::new(None) })
+        Arc::new(FakeUpstream {
+            tools: Mutex::new(tools),
+            fetches: AtomicUsize::new(0),
+            gate: None,
+            failure: Mutex::new(None),
+        })
     }
 
     fn gated(tools: Vec<Value>) -> Arc<FakeUpstream> {
@@ -84,8 +89,15 @@ fn two_tools() -> Vec<Value> {
 /// Runs `future` on a current-thread runtime (so spawned tasks run exactly when the test
 /// yields), failing after 30 s instead of hanging.
 fn run<T>(future: impl Future<Output = T>) -> T {
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    runtime.block_on(async { tokio::time::timeout(Duration::from_secs(30), future).await.expect("test timed out") })
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(30), future)
+            .await
+            .expect("test timed out")
+    })
 }
 
 /// Lets every spawned task run until it waits.
@@ -104,7 +116,10 @@ fn a_matching_definition_passes_with_its_digest() {
         let live = LiveDefinitions::new(Freshness::PerCall);
         let expected = digest(&two_tools()[0]);
         let before = Instant::now();
-        let verified = live.check("ask", &expected, 0, upstream.fetch()).await.unwrap();
+        let verified = live
+            .check("ask", &expected, 0, upstream.fetch())
+            .await
+            .unwrap();
         assert_eq!(verified.digest(), expected);
         assert!(verified.listing_started() >= before);
         assert_eq!(upstream.fetches(), 1);
@@ -120,13 +135,19 @@ fn a_drifted_definition_is_refused_with_both_digests_and_the_other_tools_keep_wo
         let upstream = FakeUpstream::new(served.clone());
         let live = LiveDefinitions::new(MAX_AGE);
         let (expected, observed) = (digest(&approved[0]), digest(&served[0]));
-        let error = live.check("ask", &expected, 0, upstream.fetch()).await.unwrap_err();
+        let error = live
+            .check("ask", &expected, 0, upstream.fetch())
+            .await
+            .unwrap_err();
         assert!(
             matches!(&error, DefinitionCheckError::Mismatch { tool, expected: e, observed: o }
                 if tool == "ask" && *e == expected && *o == observed),
             "{error:?}"
         );
-        assert_eq!(error.denial_reason(), Some(DenialReason::DefinitionMismatch));
+        assert_eq!(
+            error.denial_reason(),
+            Some(DenialReason::DefinitionMismatch)
+        );
         assert_eq!(error.observed(), Some(observed));
         assert_eq!(
             error.to_string(),
@@ -137,7 +158,10 @@ fn a_drifted_definition_is_refused_with_both_digests_and_the_other_tools_keep_wo
             )
         );
         // The same listing still vouches for the upstream's other tool.
-        let read = live.check("read", &digest(&approved[1]), 0, upstream.fetch()).await.unwrap();
+        let read = live
+            .check("read", &digest(&approved[1]), 0, upstream.fetch())
+            .await
+            .unwrap();
         assert_eq!(read.digest(), digest(&approved[1]));
         assert_eq!(upstream.fetches(), 1);
     });
@@ -149,9 +173,18 @@ fn an_absent_tool_is_a_definition_mismatch() {
         let upstream = FakeUpstream::new(two_tools());
         let live = LiveDefinitions::new(Freshness::PerCall);
         let expected = digest(&tool("write", "Write a page."));
-        let error = live.check("write", &expected, 0, upstream.fetch()).await.unwrap_err();
-        assert!(matches!(&error, DefinitionCheckError::Absent { tool, listed: 2, .. } if tool == "write"), "{error:?}");
-        assert_eq!(error.denial_reason(), Some(DenialReason::DefinitionMismatch));
+        let error = live
+            .check("write", &expected, 0, upstream.fetch())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, DefinitionCheckError::Absent { tool, listed: 2, .. } if tool == "write"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.denial_reason(),
+            Some(DenialReason::DefinitionMismatch)
+        );
         assert_eq!(error.observed(), None);
         assert_eq!(
             error.to_string(),
@@ -169,12 +202,27 @@ fn a_tool_served_twice_under_one_name_is_refused() {
     run(async {
         let first = tool("ask", "Ask a question.");
         let second = tool("ask", "Ask anything.");
-        let upstream = FakeUpstream::new(vec![first.clone(), tool("read", "Read a page."), second.clone()]);
+        let upstream = FakeUpstream::new(vec![
+            first.clone(),
+            tool("read", "Read a page."),
+            second.clone(),
+        ]);
         let live = LiveDefinitions::new(Freshness::PerCall);
-        let error = live.check("ask", &digest(&first), 0, upstream.fetch()).await.unwrap_err();
+        let error = live
+            .check("ask", &digest(&first), 0, upstream.fetch())
+            .await
+            .unwrap_err();
         match &error {
-            DefinitionCheckError::Duplicate { tool, expected, count, observed } => {
-                assert_eq!((tool.as_str(), *expected, *count), ("ask", digest(&first), 2));
+            DefinitionCheckError::Duplicate {
+                tool,
+                expected,
+                count,
+                observed,
+            } => {
+                assert_eq!(
+                    (tool.as_str(), *expected, *count),
+                    ("ask", digest(&first), 2)
+                );
                 assert_eq!(observed, &[digest(&first), digest(&second)]);
             }
             other => panic!("expected a duplicate, got {other:?}"),
@@ -189,7 +237,10 @@ fn a_tool_served_twice_under_one_name_is_refused() {
                 digest(&first)
             )
         );
-        assert_eq!(error.denial_reason(), Some(DenialReason::DefinitionMismatch));
+        assert_eq!(
+            error.denial_reason(),
+            Some(DenialReason::DefinitionMismatch)
+        );
     });
 }
 
@@ -201,9 +252,18 @@ fn a_live_definition_without_a_digest_is_refused() {
         let upstream = FakeUpstream::new(vec![huge]);
         let live = LiveDefinitions::new(Freshness::PerCall);
         let expected = digest(&tool("ask", "Ask a question."));
-        let error = live.check("ask", &expected, 0, upstream.fetch()).await.unwrap_err();
-        assert!(matches!(&error, DefinitionCheckError::Undigestible { tool, .. } if tool == "ask"), "{error:?}");
-        assert_eq!(error.denial_reason(), Some(DenialReason::DefinitionMismatch));
+        let error = live
+            .check("ask", &expected, 0, upstream.fetch())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, DefinitionCheckError::Undigestible { tool, .. } if tool == "ask"),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.denial_reason(),
+            Some(DenialReason::DefinitionMismatch)
+        );
         let shown = error.to_string();
         assert!(
             shown.starts_with(&format!("the live definition of \"ask\" has no digest, so it cannot match the approved {expected}: ")),
@@ -223,17 +283,27 @@ fn max_age_reuses_a_listing_until_the_generation_changes() {
         for _ in 0..5 {
             let again = live.check("ask", &ask, 0, upstream.fetch()).await.unwrap();
             assert_eq!(again.listing_started(), first.listing_started());
-            live.check("read", &read, 0, upstream.fetch()).await.unwrap();
+            live.check("read", &read, 0, upstream.fetch())
+                .await
+                .unwrap();
         }
         assert_eq!(upstream.fetches(), 1);
 
         // notifications/tools/list_changed (or a reconnect) bumps the generation: a new listing,
         // which sees the drift at once.
         upstream.tools.lock().unwrap()[0] = tool("ask", "Ask a question, then forward it.");
-        let error = live.check("ask", &ask, 1, upstream.fetch()).await.unwrap_err();
-        assert!(matches!(error, DefinitionCheckError::Mismatch { .. }), "{error:?}");
+        let error = live
+            .check("ask", &ask, 1, upstream.fetch())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(error, DefinitionCheckError::Mismatch { .. }),
+            "{error:?}"
+        );
         assert_eq!(upstream.fetches(), 2);
-        live.check("read", &read, 1, upstream.fetch()).await.unwrap();
+        live.check("read", &read, 1, upstream.fetch())
+            .await
+            .unwrap();
         assert_eq!(upstream.fetches(), 2);
     });
 }
@@ -279,7 +349,9 @@ fn max_age_concurrent_checks_share_one_listing() {
         let mut checks = Vec::new();
         for _ in 0..32 {
             let (live, upstream) = (Arc::clone(&live), Arc::clone(&upstream));
-            checks.push(tokio::spawn(async move { live.check("ask", &ask, 0, upstream.fetch()).await }));
+            checks.push(tokio::spawn(async move {
+                live.check("ask", &ask, 0, upstream.fetch()).await
+            }));
         }
         settle().await;
         assert_eq!(upstream.fetches(), 1);
@@ -327,7 +399,8 @@ fn per_call_checks_arriving_during_a_listing_share_the_next_one() {
         let spawn_check = || {
             let (live, upstream) = (Arc::clone(&live), Arc::clone(&upstream));
             let arrived = Instant::now();
-            let check = tokio::spawn(async move { live.check("ask", &ask, 0, upstream.fetch()).await });
+            let check =
+                tokio::spawn(async move { live.check("ask", &ask, 0, upstream.fetch()).await });
             (arrived, check)
         };
         // The first check starts listing 1, which the gate holds.
@@ -348,7 +421,10 @@ fn per_call_checks_arriving_during_a_listing_share_the_next_one() {
         let mut second_started = Vec::new();
         for (arrived, check) in during {
             let verified = check.await.unwrap().unwrap();
-            assert!(verified.listing_started() >= arrived, "a check used a listing that started before it arrived");
+            assert!(
+                verified.listing_started() >= arrived,
+                "a check used a listing that started before it arrived"
+            );
             second_started.push(verified.listing_started());
         }
         assert!(second_started.windows(2).all(|pair| pair[0] == pair[1]));
@@ -369,10 +445,17 @@ fn per_call_under_a_stream_of_checks_keeps_at_most_two_listings_pending() {
             for _ in 0..8 {
                 let (live, upstream) = (Arc::clone(&live), Arc::clone(&upstream));
                 let arrived = Instant::now();
-                checks.push((arrived, tokio::spawn(async move { live.check("ask", &ask, 0, upstream.fetch()).await })));
+                checks.push((
+                    arrived,
+                    tokio::spawn(async move { live.check("ask", &ask, 0, upstream.fetch()).await }),
+                ));
             }
             settle().await;
-            assert!(upstream.fetches() <= wave + 1, "{} listings after wave {wave}", upstream.fetches());
+            assert!(
+                upstream.fetches() <= wave + 1,
+                "{} listings after wave {wave}",
+                upstream.fetches()
+            );
             upstream.gate.as_ref().unwrap().add_permits(1);
             settle().await;
         }
@@ -380,7 +463,11 @@ fn per_call_under_a_stream_of_checks_keeps_at_most_two_listings_pending() {
         for (arrived, check) in checks {
             assert!(check.await.unwrap().unwrap().listing_started() >= arrived);
         }
-        assert!(upstream.fetches() <= 6, "{} listings for 40 checks", upstream.fetches());
+        assert!(
+            upstream.fetches() <= 6,
+            "{} listings for 40 checks",
+            upstream.fetches()
+        );
     });
 }
 
@@ -391,13 +478,21 @@ fn a_fetch_error_is_passed_through_and_not_reused() {
         *upstream.failure.lock().unwrap() = Some("connection reset by peer".to_owned());
         let live = LiveDefinitions::new(MAX_AGE);
         let ask = digest(&two_tools()[0]);
-        let error = live.check("ask", &ask, 0, upstream.fetch()).await.unwrap_err();
+        let error = live
+            .check("ask", &ask, 0, upstream.fetch())
+            .await
+            .unwrap_err();
         match &error {
-            DefinitionCheckError::Fetch(source) => assert_eq!(**source, FakeError("connection reset by peer".to_owned())),
+            DefinitionCheckError::Fetch(source) => {
+                assert_eq!(**source, FakeError("connection reset by peer".to_owned()))
+            }
             other => panic!("expected the fetch's error, got {other:?}"),
         }
         assert_eq!(error.denial_reason(), None);
-        assert_eq!(error.to_string(), "cannot list the upstream's tools: connection reset by peer");
+        assert_eq!(
+            error.to_string(),
+            "cannot list the upstream's tools: connection reset by peer"
+        );
         // A failed listing is not cached: the next check lists again, and passes.
         *upstream.failure.lock().unwrap() = None;
         live.check("ask", &ask, 0, upstream.fetch()).await.unwrap();
@@ -410,10 +505,18 @@ fn a_listing_that_dies_does_not_block_later_checks() {
     run(async {
         let live = LiveDefinitions::<FakeError>::new(MAX_AGE);
         let ask = digest(&two_tools()[0]);
-        let panicking = || -> Listing { Box::pin(async { panic!("the fetch panicked (expected by this test)") }) };
+        let panicking = || -> Listing {
+            Box::pin(async { panic!("the fetch panicked (expected by this test)") })
+        };
         let error = live.check("ask", &ask, 0, panicking).await.unwrap_err();
-        assert!(matches!(error, DefinitionCheckError::Interrupted), "{error:?}");
-        assert_eq!(error.denial_reason(), Some(DenialReason::UpstreamUnavailable));
+        assert!(
+            matches!(error, DefinitionCheckError::Interrupted),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.denial_reason(),
+            Some(DenialReason::UpstreamUnavailable)
+        );
         let upstream = FakeUpstream::new(two_tools());
         live.check("ask", &ask, 0, upstream.fetch()).await.unwrap();
         assert_eq!(upstream.fetches(), 1);

@@ -1,0 +1,323 @@
+//! What one audit entry says: the decision of one `tools/call`, or the start of a gateway run.
+
+use std::fmt;
+use std::str::FromStr;
+use std::time::{Duration, SystemTime};
+
+use jcs_digest::{CanonicalizeError, Digest, canonicalize};
+use serde_json::Value;
+
+use crate::audit::time::rfc3339_utc;
+
+/// Why a call was denied (DESIGN.md §5): the `error.data.reason` a client receives, and the
+/// `decision` the audit entry records.
+#[non_exhaustive]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DenialReason {
+    /// The tool name is not in the catalog (seed 003 §4, step 2).
+    ToolNotInCatalog,
+    /// The upstream did not present the pinned key, certificate or SPIFFE ID (step 8).
+    IdentityMismatch,
+    /// The live definition does not hash to the approved digest, or the tool is absent from the
+    /// upstream's listing (step 10).
+    DefinitionMismatch,
+    /// The upstream could not be reached, or did not answer in time.
+    UpstreamUnavailable,
+    /// The upstream answered with a protocol error or a malformed response.
+    UpstreamError,
+}
+
+impl DenialReason {
+    /// Every reason, in the order of the routing steps.
+    pub const ALL: [DenialReason; 5] = [
+        DenialReason::ToolNotInCatalog,
+        DenialReason::IdentityMismatch,
+        DenialReason::DefinitionMismatch,
+        DenialReason::UpstreamUnavailable,
+        DenialReason::UpstreamError,
+    ];
+
+    /// The reason string: `tool_not_in_catalog`, `identity_mismatch`, `definition_mismatch`,
+    /// `upstream_unavailable` or `upstream_error`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            DenialReason::ToolNotInCatalog => "tool_not_in_catalog",
+            DenialReason::IdentityMismatch => "identity_mismatch",
+            DenialReason::DefinitionMismatch => "definition_mismatch",
+            DenialReason::UpstreamUnavailable => "upstream_unavailable",
+            DenialReason::UpstreamError => "upstream_error",
+        }
+    }
+}
+
+impl fmt::Display for DenialReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The outcome of one `tools/call`, as the audit entry's `decision` member writes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Decision {
+    /// Every check passed and the call was forwarded: `allowed`.
+    Allowed,
+    /// The call was refused: the reason string.
+    Denied(DenialReason),
+}
+
+impl Decision {
+    /// `allowed`, or the denial reason string.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allowed => "allowed",
+            Decision::Denied(reason) => reason.as_str(),
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A text that is not a decision string.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unknown decision {0:?}; a decision is \"allowed\", \"tool_not_in_catalog\", \
+     \"identity_mismatch\", \"definition_mismatch\", \"upstream_unavailable\" or \"upstream_error\""
+)]
+pub struct UnknownDecision(pub String);
+
+impl FromStr for Decision {
+    type Err = UnknownDecision;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        if text == "allowed" {
+            return Ok(Decision::Allowed);
+        }
+        DenialReason::ALL
+            .into_iter()
+            .find(|reason| reason.as_str() == text)
+            .map(Decision::Denied)
+            .ok_or_else(|| UnknownDecision(text.to_owned()))
+    }
+}
+
+/// What the upstream presented in its TLS handshake, when the gateway got that far.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObservedIdentity {
+    /// The fingerprints of the presented leaf, canonical `SHA256:<hex>` text (the key's, the
+    /// certificate's, or both, as the rotation mode needs).
+    pub fingerprints: Vec<String>,
+    /// The SPIFFE ID of the presented leaf, when it carries one.
+    pub spiffe_id: Option<String>,
+}
+
+/// One `tools/call` decision, as the router hands it to [`AuditLog::record`](super::AuditLog::record).
+///
+/// It holds the digest of the arguments, never the arguments (DESIGN.md §5): compute it with
+/// [`arguments_digest`]. Texts longer than the audit log's limits (a client can send a long tool
+/// name; an upstream a long error) are cut, and the cut is marked.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CallRecord {
+    /// The tool name the client called (the catalog `tool_name`, or the unknown name).
+    pub tool: String,
+    /// The name the upstream serves the tool under, when the tool is in the catalog.
+    pub upstream_name: Option<String>,
+    /// The pinned upstream's URL, when the tool is in the catalog.
+    pub upstream_url: Option<String>,
+    /// What the upstream presented, when known.
+    pub identity: Option<ObservedIdentity>,
+    /// The approved `definition_hash`, when the tool is in the catalog.
+    pub expected_definition: Option<Digest>,
+    /// The digest of the live definition, when the upstream served one that could be digested.
+    pub observed_definition: Option<Digest>,
+    /// Allowed, or the denial reason.
+    pub decision: Decision,
+    /// A short human-readable detail (the denial message, or the upstream's error).
+    pub detail: String,
+    /// The RFC 8785 digest of the call's `arguments` ([`arguments_digest`]); `None` when the call
+    /// had no arguments.
+    pub arguments: Option<Digest>,
+    /// The client's `Mcp-Session-Id`, when it has one.
+    pub session_id: Option<String>,
+    /// The JSON-RPC `id` of the client's request.
+    pub request_id: Option<Value>,
+    /// From the arrival of the request to the decision.
+    pub latency: Duration,
+}
+
+impl CallRecord {
+    /// A record of `decision` for `tool` with every other member empty; fill the rest with
+    /// struct update syntax (`CallRecord { detail, ..CallRecord::new(tool, decision) }`).
+    pub fn new(tool: impl Into<String>, decision: Decision) -> CallRecord {
+        CallRecord {
+            tool: tool.into(),
+            upstream_name: None,
+            upstream_url: None,
+            identity: None,
+            expected_definition: None,
+            observed_definition: None,
+            decision,
+            detail: String::new(),
+            arguments: None,
+            session_id: None,
+            request_id: None,
+            latency: Duration::ZERO,
+        }
+    }
+}
+
+/// The digest an audit entry holds for a call's arguments: SHA-256 of their RFC 8785 form.
+///
+/// # Errors
+///
+/// [`CanonicalizeError`] when the value holds an integer outside ±(2^53−1), which only a value
+/// not read by `jcs_digest::parse_strict` can hold.
+pub fn arguments_digest(arguments: &Value) -> Result<Digest, CanonicalizeError> {
+    canonicalize(arguments).map(|bytes| Digest::of(&bytes))
+}
+
+/// The `event` of a decision entry.
+pub(crate) const EVENT_CALL: &str = "tools/call";
+/// The `event` of the entry each gateway run begins with.
+pub(crate) const EVENT_STARTED: &str = "gateway_started";
+
+// Limits on the texts an entry carries, so that every entry stays far below the verifier's
+// line limit whatever a client or an upstream sends.
+const MAX_NAME: usize = 512;
+const MAX_URL: usize = 2048;
+const MAX_DETAIL: usize = 2048;
+const MAX_SESSION: usize = 256;
+const MAX_FINGERPRINTS: usize = 8;
+/// The largest integer RFC 8785 writes exactly.
+const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
+
+/// The members of a decision entry after `seq` and before `prev`, in the order a line shows them.
+pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'static str, Value)> {
+    let digest = |d: &Option<Digest>| {
+        d.as_ref()
+            .map_or(Value::Null, |d| Value::String(d.to_string()))
+    };
+    let text = |t: &Option<String>, limit| {
+        t.as_deref()
+            .map_or(Value::Null, |t| bounded(t, limit).into())
+    };
+    let identity = record.identity.as_ref().map_or(Value::Null, |identity| {
+        let fingerprints: Vec<Value> = identity
+            .fingerprints
+            .iter()
+            .take(MAX_FINGERPRINTS)
+            .map(|fingerprint| bounded(fingerprint, MAX_NAME).into())
+            .collect();
+        serde_json::json!({
+            "fingerprints": fingerprints,
+            "spiffe_id": text(&identity.spiffe_id, MAX_URL),
+        })
+    });
+    let latency_us = u64::try_from(record.latency.as_micros())
+        .unwrap_or(u64::MAX)
+        .min(MAX_SAFE_INTEGER);
+    vec![
+        ("time", rfc3339_utc(time).into()),
+        ("event", EVENT_CALL.into()),
+        ("tool", bounded(&record.tool, MAX_NAME).into()),
+        ("upstream_name", text(&record.upstream_name, MAX_NAME)),
+        ("upstream_url", text(&record.upstream_url, MAX_URL)),
+        ("identity", identity),
+        ("expected_definition", digest(&record.expected_definition)),
+        ("observed_definition", digest(&record.observed_definition)),
+        ("decision", record.decision.as_str().into()),
+        ("detail", bounded(&record.detail, MAX_DETAIL).into()),
+        ("arguments_digest", digest(&record.arguments)),
+        ("session_id", text(&record.session_id, MAX_SESSION)),
+        ("request_id", request_id(record.request_id.as_ref())),
+        ("latency_us", latency_us.into()),
+    ]
+}
+
+/// The members of a `gateway_started` entry: the catalog measurement now in force, and the one
+/// in force before (`null` for a new log).
+pub(crate) fn started_members(
+    time: SystemTime,
+    catalog: &Digest,
+    previous_catalog: Option<&Digest>,
+    detail: &str,
+) -> Vec<(&'static str, Value)> {
+    vec![
+        ("time", rfc3339_utc(time).into()),
+        ("event", EVENT_STARTED.into()),
+        ("catalog", catalog.to_string().into()),
+        (
+            "previous_catalog",
+            previous_catalog.map_or(Value::Null, |d| d.to_string().into()),
+        ),
+        ("detail", bounded(detail, MAX_DETAIL).into()),
+    ]
+}
+
+/// A JSON-RPC id as the entry records it: a string (cut to the session limit) or a number with
+/// an exact RFC 8785 form as it is; anything else (which JSON-RPC does not allow) as its JSON
+/// text, so that the entry always has a digest.
+fn request_id(id: Option<&Value>) -> Value {
+    match id {
+        None => Value::Null,
+        Some(Value::String(text)) => bounded(text, MAX_SESSION).into(),
+        Some(number @ Value::Number(_)) if canonicalize(number).is_ok() => number.clone(),
+        Some(other) => bounded(&other.to_string(), MAX_SESSION).into(),
+    }
+}
+
+/// `text`, cut at a character boundary to at most `limit` bytes plus a marker saying how much
+/// was cut.
+fn bounded(text: &str, limit: usize) -> String {
+    if text.len() <= limit {
+        return text.to_owned();
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…[{} more bytes]", &text[..end], text.len() - end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decisions_round_trip_through_their_strings() {
+        let all = std::iter::once(Decision::Allowed).chain(DenialReason::ALL.map(Decision::Denied));
+        for decision in all {
+            assert_eq!(decision.as_str().parse::<Decision>(), Ok(decision));
+        }
+        assert_eq!(
+            "denied".parse::<Decision>(),
+            Err(UnknownDecision("denied".to_owned()))
+        );
+    }
+
+    #[test]
+    fn long_texts_are_cut_at_a_character_boundary() {
+        assert_eq!(bounded("abc", 3), "abc");
+        assert_eq!(bounded("aéb", 2), "a…[3 more bytes]");
+    }
+
+    #[test]
+    fn request_ids_always_have_a_canonical_form() {
+        assert_eq!(
+            request_id(Some(&serde_json::json!(7))),
+            serde_json::json!(7)
+        );
+        assert_eq!(
+            request_id(Some(&serde_json::json!("a"))),
+            serde_json::json!("a")
+        );
+        let huge = serde_json::json!(u64::MAX);
+        assert_eq!(
+            request_id(Some(&huge)),
+            serde_json::json!("18446744073709551615")
+        );
+    }
+}

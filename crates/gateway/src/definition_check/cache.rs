@@ -1,0 +1,309 @@
+//! The listing cache of one upstream, with one in-flight listing shared by concurrent calls.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Instant;
+
+use jcs_digest::Digest;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::definition_check::freshness::Freshness;
+use crate::definition_check::listing::{DefinitionCheckError, Listing, VerifiedDefinition};
+
+/// What a finished listing gives every call that waited for it.
+type Outcome<E> = Result<Arc<Listing>, Arc<E>>;
+type OutcomeReceiver<E> = watch::Receiver<Option<Outcome<E>>>;
+
+/// The definition checks of one upstream (DESIGN.md §5, `tools/call` step 3 and "Definition
+/// check freshness").
+///
+/// Each check compares the live definition of one tool, from the upstream's `tools/list`, with
+/// its approved digest. Listings are shared:
+///
+/// - **Single flight.** Concurrent checks share one in-flight listing. In
+///   [`Freshness::PerCall`] mode a check joins only a listing that starts after it arrived;
+///   checks that arrive while a listing is in flight wait for the next one, which all of them
+///   share. So at most two listings per upstream are ever pending, whatever the load.
+/// - **Reuse.** In [`Freshness::MaxAge`] mode a finished listing younger than the age is
+///   reused, unless the upstream's invalidation generation (bumped by
+///   `notifications/tools/list_changed` and by a reconnect) has changed since it started.
+/// - **Per tool.** A listing is digested tool by tool once; a drifted tool is refused while the
+///   upstream's other tools keep matching.
+///
+/// Failed listings are never reused. The fetch runs in its own task, so a caller that goes
+/// away does not cancel a listing others wait for. `E` is the fetch's error type.
+pub struct LiveDefinitions<E> {
+    freshness: Freshness,
+    state: Arc<Mutex<State<E>>>,
+}
+
+struct State<E> {
+    /// The newest listing that finished without error.
+    cached: Option<Arc<Listing>>,
+    /// The listing in flight (its `started_at` is `None` until its task runs).
+    current: Option<Flight<E>>,
+    /// Per-call mode: the listing that starts when `current` finishes.
+    next: Option<Flight<E>>,
+    next_id: u64,
+}
+
+struct Flight<E> {
+    id: u64,
+    generation: u64,
+    started_at: Option<Instant>,
+    outcome: OutcomeReceiver<E>,
+}
+
+impl<E> fmt::Debug for LiveDefinitions<E> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LiveDefinitions")
+            .field("freshness", &self.freshness)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<E: Send + Sync + 'static> LiveDefinitions<E> {
+    /// An empty cache for one upstream.
+    pub fn new(freshness: Freshness) -> LiveDefinitions<E> {
+        LiveDefinitions {
+            freshness,
+            state: Arc::new(Mutex::new(State {
+                cached: None,
+                current: None,
+                next: None,
+                next_id: 0,
+            })),
+        }
+    }
+
+    /// The freshness this cache was made with.
+    pub fn freshness(&self) -> Freshness {
+        self.freshness
+    }
+
+    /// Checks that the upstream serves `upstream_name` with a definition whose digest
+    /// (`trace.mcp-tool-definition.v1`) is `expected`.
+    ///
+    /// `generation` is the upstream's current invalidation generation (the value of
+    /// `UpstreamClient::invalidations()`); a listing started under another generation is never
+    /// reused. `fetch` starts one `tools/list` (every page followed) and is called only when
+    /// this check has to start a listing; it runs in a task of its own (call this inside a
+    /// tokio runtime).
+    ///
+    /// # Errors
+    ///
+    /// [`DefinitionCheckError`]: a mismatch with both digests, an absent, doubled or
+    /// undigestible tool, or the fetch's error.
+    pub async fn check<F, Fut>(
+        &self,
+        upstream_name: &str,
+        expected: &Digest,
+        generation: u64,
+        fetch: F,
+    ) -> Result<VerifiedDefinition, DefinitionCheckError<E>>
+    where
+        F: FnOnce() -> Fut + Send + 'static,
+        Fut: Future<Output = Result<Vec<Value>, E>> + Send + 'static,
+    {
+        let arrived = Instant::now();
+        let mut outcome = {
+            let mut state = lock(&self.state);
+            match self.freshness {
+                Freshness::MaxAge(max_age) => {
+                    if let Some(listing) = state.cached.as_ref().filter(|listing| {
+                        listing.generation == generation && listing.started_at.elapsed() < max_age
+                    }) {
+                        return listing.check(upstream_name, expected);
+                    }
+                    match &state.current {
+                        Some(current) if current.generation == generation => {
+                            current.outcome.clone()
+                        }
+                        _ => start(
+                            &self.state,
+                            &mut state,
+                            Slot::Current,
+                            generation,
+                            None,
+                            fetch,
+                        ),
+                    }
+                }
+                Freshness::PerCall => {
+                    if let Some(next) = &state.next {
+                        // It has not started yet, so it starts after this call arrived.
+                        next.outcome.clone()
+                    } else {
+                        match &state.current {
+                            Some(current)
+                                if current.started_at.is_none_or(|started| started >= arrived) =>
+                            {
+                                current.outcome.clone()
+                            }
+                            Some(current) => {
+                                let after = current.outcome.clone();
+                                start(
+                                    &self.state,
+                                    &mut state,
+                                    Slot::Next,
+                                    generation,
+                                    Some(after),
+                                    fetch,
+                                )
+                            }
+                            None => start(
+                                &self.state,
+                                &mut state,
+                                Slot::Current,
+                                generation,
+                                None,
+                                fetch,
+                            ),
+                        }
+                    }
+                }
+            }
+        };
+        let finished = outcome
+            .wait_for(Option::is_some)
+            .await
+            .map(|finished| finished.clone());
+        match finished {
+            Ok(Some(Ok(listing))) => listing.check(upstream_name, expected),
+            Ok(Some(Err(error))) => Err(DefinitionCheckError::Fetch(error)),
+            Ok(None) | Err(_) => Err(DefinitionCheckError::Interrupted),
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    Current,
+    Next,
+}
+
+/// Registers a new listing in `slot` and spawns its task; returns where its outcome appears.
+fn start<E, F, Fut>(
+    shared: &Arc<Mutex<State<E>>>,
+    state: &mut State<E>,
+    slot: Slot,
+    generation: u64,
+    after: Option<OutcomeReceiver<E>>,
+    fetch: F,
+) -> OutcomeReceiver<E>
+where
+    E: Send + Sync + 'static,
+    F: FnOnce() -> Fut + Send + 'static,
+    Fut: Future<Output = Result<Vec<Value>, E>> + Send + 'static,
+{
+    let (sender, outcome) = watch::channel(None);
+    let id = state.next_id;
+    state.next_id += 1;
+    let flight = Flight {
+        id,
+        generation,
+        started_at: None,
+        outcome: outcome.clone(),
+    };
+    match slot {
+        Slot::Current => state.current = Some(flight),
+        Slot::Next => state.next = Some(flight),
+    }
+    let guard = FlightGuard {
+        state: Arc::clone(shared),
+        id,
+    };
+    tokio::spawn(run_flight(guard, generation, after, fetch, sender));
+    outcome
+}
+
+/// The task of one listing: wait for the listing before it (per-call mode), mark the start,
+/// fetch, digest, publish.
+async fn run_flight<E, F, Fut>(
+    guard: FlightGuard<E>,
+    generation: u64,
+    after: Option<OutcomeReceiver<E>>,
+    fetch: F,
+    sender: watch::Sender<Option<Outcome<E>>>,
+) where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<Vec<Value>, E>>,
+{
+    if let Some(mut previous) = after {
+        // Its end, not its result, is what this listing waits for; an abandoned one ends too.
+        let _ = previous.wait_for(Option::is_some).await;
+    }
+    let started_at = {
+        let mut state = lock(&guard.state);
+        // Taken under the lock: a call that saw this listing as not started arrived before it.
+        let now = Instant::now();
+        if state.next.as_ref().is_some_and(|next| next.id == guard.id) {
+            state.current = state.next.take();
+        }
+        if let Some(current) = state
+            .current
+            .as_mut()
+            .filter(|current| current.id == guard.id)
+        {
+            current.started_at = Some(now);
+        }
+        now
+    };
+    let outcome = match fetch().await {
+        Ok(tools) => Ok(Arc::new(Listing::new(&tools, started_at, generation))),
+        Err(error) => Err(Arc::new(error)),
+    };
+    {
+        let mut state = lock(&guard.state);
+        if let Ok(listing) = &outcome {
+            if state
+                .cached
+                .as_ref()
+                .is_none_or(|cached| cached.started_at <= started_at)
+            {
+                state.cached = Some(Arc::clone(listing));
+            }
+        }
+        guard.forget(&mut state);
+    }
+    // Every receiver may be gone (all callers left); the listing is cached anyway.
+    let _ = sender.send(Some(outcome));
+}
+
+/// Removes a listing from the state when its task ends, also when the task is dropped
+/// unfinished (a panicking fetch, a runtime shutting down): no call may join a listing that
+/// will never finish.
+struct FlightGuard<E> {
+    state: Arc<Mutex<State<E>>>,
+    id: u64,
+}
+
+impl<E> FlightGuard<E> {
+    fn forget(&self, state: &mut State<E>) {
+        if state
+            .current
+            .as_ref()
+            .is_some_and(|current| current.id == self.id)
+        {
+            state.current = None;
+        }
+        if state.next.as_ref().is_some_and(|next| next.id == self.id) {
+            state.next = None;
+        }
+    }
+}
+
+impl<E> Drop for FlightGuard<E> {
+    fn drop(&mut self) {
+        let state = Arc::clone(&self.state);
+        self.forget(&mut lock(&state));
+    }
+}
+
+/// The state's lock; a panic while it was held left nothing half-updated that matters, so a
+/// poisoned lock is used as it is.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
