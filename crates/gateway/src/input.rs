@@ -17,7 +17,10 @@ pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
     }
     std::fs::read(path).map_err(|e| {
         Failure::io(
-            format!("cannot read {} (check the path and its permissions)", path.display()),
+            format!(
+                "cannot read {} (check the path and its permissions)",
+                path.display()
+            ),
             e,
         )
     })
@@ -25,5 +28,9 @@ pub(crate) fn read_input(path: &Path) -> Result<Vec<u8>, Failure> {
 
 /// The name used for `path` in messages.
 pub(crate) fn display_name(path: &Path) -> String {
-    if path.as_os_str() == "-" { "<stdin>".to_owned() } else { path.display().to_string() }
+    if path.as_os_str() == "-" {
+        "<stdin>".to_owned()
+    } else {
+        path.display().to_string()
+    }
 }

@@ -38,7 +38,10 @@ impl Failure {
     }
 
     pub(crate) fn io(context: impl Into<String>, source: io::Error) -> Failure {
-        Failure::Io { context: context.into(), source }
+        Failure::Io {
+            context: context.into(),
+            source,
+        }
     }
 }
 

@@ -13,7 +13,11 @@ const DEEPWIKI_JSON: &str = concat!(
 
 #[test]
 fn json_output_matches_the_python_reference() {
-    let run = toolgate(&["digest", "--json", &shared("catalogs/deepwiki-tools-list.json")]);
+    let run = toolgate(&[
+        "digest",
+        "--json",
+        &shared("catalogs/deepwiki-tools-list.json"),
+    ]);
     assert_eq!((run.code, run.stderr.as_str()), (0, ""));
     assert_eq!(run.stdout, DEEPWIKI_JSON);
 }
@@ -35,7 +39,10 @@ fn agentavow_label_is_selectable_by_name() {
         out["tools"]["tool:ask_wiki_question"],
         "sha256:171a53c9725874258b0b1125bc1d1c517e1b02f91a236096a37f53cc3a763dc9"
     );
-    assert_eq!(out["catalog"], "sha256:9d4a7d42e2b6c025099570b6dfff977f9e58ea3fce98f727c58454e936025e84");
+    assert_eq!(
+        out["catalog"],
+        "sha256:9d4a7d42e2b6c025099570b6dfff977f9e58ea3fce98f727c58454e936025e84"
+    );
 }
 
 #[test]
@@ -59,10 +66,20 @@ fn the_three_document_shapes_and_stdin_give_one_digest() {
     for (name, bytes) in [("result.json", result), ("response.json", response)] {
         let path = temp_file(name, bytes.as_bytes());
         let run = toolgate(&["digest", "--json", &path]);
-        assert_eq!((run.code, run.stdout.as_str()), (0, DEEPWIKI_JSON), "{name}: {}", run.stderr);
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (0, DEEPWIKI_JSON),
+            "{name}: {}",
+            run.stderr
+        );
     }
     let run = toolgate_with_stdin(&["digest", "--json", "-"], tools.as_bytes());
-    assert_eq!((run.code, run.stdout.as_str()), (0, DEEPWIKI_JSON), "{}", run.stderr);
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, DEEPWIKI_JSON),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -83,7 +100,10 @@ fn a_duplicate_member_is_an_invalid_document_exit_1() {
 
 #[test]
 fn a_tool_without_a_digest_is_named_exit_1() {
-    let path = temp_file("bad-name.json", br#"[{"name": "ok"}, {"name": 42, "description": "x"}]"#);
+    let path = temp_file(
+        "bad-name.json",
+        br#"[{"name": "ok"}, {"name": 42, "description": "x"}]"#,
+    );
     let run = toolgate(&["digest", "--json", &path]);
     assert_eq!(run.code, 1);
     assert_eq!(run.stdout, "");
@@ -110,16 +130,37 @@ fn a_missing_file_is_an_io_error_exit_2() {
 
 #[test]
 fn an_unknown_label_is_a_usage_error_exit_2() {
-    let run = toolgate(&["digest", "--label", "sha1", &shared("catalogs/deepwiki-tools-list.json")]);
+    let run = toolgate(&[
+        "digest",
+        "--label",
+        "sha1",
+        &shared("catalogs/deepwiki-tools-list.json"),
+    ]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.starts_with("toolgate: --label: "), "{}", run.stderr);
-    assert!(run.stderr.contains("trace.mcp-tool-definition.v1"), "{}", run.stderr);
-    assert!(run.stderr.contains("agentavow.mcp-tool-definition.v1"), "{}", run.stderr);
+    assert!(
+        run.stderr.starts_with("toolgate: --label: "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("trace.mcp-tool-definition.v1"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("agentavow.mcp-tool-definition.v1"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
 fn a_missing_argument_is_a_usage_error_exit_2() {
     let run = toolgate(&["digest"]);
     assert_eq!(run.code, 2);
-    assert!(run.stderr.contains("Usage: toolgate digest"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("Usage: toolgate digest"),
+        "{}",
+        run.stderr
+    );
 }

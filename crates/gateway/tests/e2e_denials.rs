@@ -19,11 +19,31 @@ fn generations() -> Vec<(ProtocolVersion, DemoUpstreamConfig, &'static str)> {
     let mut sse = DemoUpstreamConfig::new();
     sse.stateless(false).response_mode(ResponseMode::Sse);
     vec![
-        (ProtocolVersion::V2025_11_25, session_only.clone(), "session client, session upstream"),
-        (ProtocolVersion::V2026_07_28, session_only, "stateless client, session upstream"),
-        (ProtocolVersion::V2025_06_18, stateless_only.clone(), "session client, stateless upstream"),
-        (ProtocolVersion::V2026_07_28, stateless_only, "stateless client, stateless upstream"),
-        (ProtocolVersion::V2025_03_26, sse, "2025-03-26 client, session upstream answering in SSE"),
+        (
+            ProtocolVersion::V2025_11_25,
+            session_only.clone(),
+            "session client, session upstream",
+        ),
+        (
+            ProtocolVersion::V2026_07_28,
+            session_only,
+            "stateless client, session upstream",
+        ),
+        (
+            ProtocolVersion::V2025_06_18,
+            stateless_only.clone(),
+            "session client, stateless upstream",
+        ),
+        (
+            ProtocolVersion::V2026_07_28,
+            stateless_only,
+            "stateless client, stateless upstream",
+        ),
+        (
+            ProtocolVersion::V2025_03_26,
+            sse,
+            "2025-03-26 client, session upstream answering in SSE",
+        ),
     ]
 }
 
@@ -36,29 +56,70 @@ fn rug_pull_mid_run_denies_exactly_the_changed_tool_in_every_generation_pairing(
             let harness = Harness::start(setup).await;
             let mut client = harness.client(version).await;
 
-            let allowed = client.call_tool("demo.echo", json!({"text": "hi"})).await.unwrap();
-            assert_eq!(allowed.as_ref().unwrap()["content"], json!([{"type": "text", "text": "hi"}]), "{label}");
+            let allowed = client
+                .call_tool("demo.echo", json!({"text": "hi"}))
+                .await
+                .unwrap();
+            assert_eq!(
+                allowed.as_ref().unwrap()["content"],
+                json!([{"type": "text", "text": "hi"}]),
+                "{label}"
+            );
 
-            assert!(harness.upstream.controls().set_description("echo", "Returns the text. Also mails it out."));
-            let denied = client.call_tool("demo.echo", json!({"text": "hi"})).await.unwrap();
-            assert_eq!(denial(&denied), (-32002, "definition_mismatch".to_owned()), "{label}");
+            assert!(
+                harness
+                    .upstream
+                    .controls()
+                    .set_description("echo", "Returns the text. Also mails it out.")
+            );
+            let denied = client
+                .call_tool("demo.echo", json!({"text": "hi"}))
+                .await
+                .unwrap();
+            assert_eq!(
+                denial(&denied),
+                (-32002, "definition_mismatch".to_owned()),
+                "{label}"
+            );
             let data = denied.as_ref().unwrap_err().data.clone().unwrap();
-            let expected = harness.catalog_json[0]["definition_hash"].as_str().unwrap().to_owned();
+            let expected = harness.catalog_json[0]["definition_hash"]
+                .as_str()
+                .unwrap()
+                .to_owned();
             assert_eq!(data["expected_definition"], expected.as_str(), "{label}");
             assert_eq!(data["tool"], "demo.echo");
             assert_eq!(data["upstream"], harness.upstream.url());
             let observed = data["observed_definition"].as_str().unwrap().to_owned();
             assert_ne!(observed, expected);
             let message = &denied.as_ref().unwrap_err().message;
-            assert!(message.contains("demo.echo") && message.contains(&expected) && message.contains(&observed), "{message}");
+            assert!(
+                message.contains("demo.echo")
+                    && message.contains(&expected)
+                    && message.contains(&observed),
+                "{message}"
+            );
 
             // The upstream's other tools keep working.
-            let sum = client.call_tool("demo.add", json!({"a": 2, "b": 3})).await.unwrap();
-            assert_eq!(sum.as_ref().unwrap()["structuredContent"], json!({"sum": 5}), "{label}");
+            let sum = client
+                .call_tool("demo.add", json!({"a": 2, "b": 3}))
+                .await
+                .unwrap();
+            assert_eq!(
+                sum.as_ref().unwrap()["structuredContent"],
+                json!({"sum": 5}),
+                "{label}"
+            );
 
             let calls = call_entries(&harness.audit_entries());
-            let decisions: Vec<&str> = calls.iter().map(|entry| entry["decision"].as_str().unwrap()).collect();
-            assert_eq!(decisions, ["allowed", "definition_mismatch", "allowed"], "{label}");
+            let decisions: Vec<&str> = calls
+                .iter()
+                .map(|entry| entry["decision"].as_str().unwrap())
+                .collect();
+            assert_eq!(
+                decisions,
+                ["allowed", "definition_mismatch", "allowed"],
+                "{label}"
+            );
             assert_eq!(calls[1]["tool"], "demo.echo");
             assert_eq!(calls[1]["expected_definition"], expected.as_str());
             assert_eq!(calls[1]["observed_definition"], observed.as_str());
@@ -74,11 +135,23 @@ fn unknown_tool_is_denied_without_contacting_the_upstream() {
         let harness = Harness::start(Setup::new()).await;
         for version in [ProtocolVersion::V2025_11_25, ProtocolVersion::V2026_07_28] {
             let mut client = harness.client(version).await;
-            let answer = client.call_tool("demo.shadow", json!({"q": "x"})).await.unwrap();
+            let answer = client
+                .call_tool("demo.shadow", json!({"q": "x"}))
+                .await
+                .unwrap();
             assert_eq!(denial(&answer), (-32602, "tool_not_in_catalog".to_owned()));
             let error = answer.unwrap_err();
-            assert_eq!(error.data.unwrap(), json!({"reason": "tool_not_in_catalog", "tool": "demo.shadow"}));
-            assert!(error.message.contains("\"demo.shadow\" is not in the catalog"), "{}", error.message);
+            assert_eq!(
+                error.data.unwrap(),
+                json!({"reason": "tool_not_in_catalog", "tool": "demo.shadow"})
+            );
+            assert!(
+                error
+                    .message
+                    .contains("\"demo.shadow\" is not in the catalog"),
+                "{}",
+                error.message
+            );
         }
         // The catalog observation listed tools once; the gateway itself never called the upstream.
         assert_eq!(harness.upstream.controls().method_count("tools/call"), 0);
@@ -87,7 +160,10 @@ fn unknown_tool_is_denied_without_contacting_the_upstream() {
         for entry in &calls {
             assert_eq!(entry["decision"], "tool_not_in_catalog");
             assert_eq!(entry["tool"], "demo.shadow");
-            assert_eq!(entry["arguments_digest"], arguments_digest(&json!({"q": "x"})).unwrap().to_string());
+            assert_eq!(
+                entry["arguments_digest"],
+                arguments_digest(&json!({"q": "x"})).unwrap().to_string()
+            );
             assert!(entry["upstream_url"].is_null());
         }
         harness.stop().await;
@@ -102,7 +178,11 @@ fn allowed_results_come_back_unchanged() {
         setup.upstream.stateless(false);
         let harness = Harness::start(setup).await;
         let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
-        let result = client.call_tool("demo.get_time", json!({})).await.unwrap().unwrap();
+        let result = client
+            .call_tool("demo.get_time", json!({}))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(
             result,
             json!({
@@ -113,20 +193,40 @@ fn allowed_results_come_back_unchanged() {
             })
         );
         // A tool error (isError) is a result, passed through.
-        let failed = client.call_tool("demo.echo", json!({})).await.unwrap().unwrap();
+        let failed = client
+            .call_tool("demo.echo", json!({}))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(failed["isError"], true);
         // A 2026-07-28 client gets the same result, with the resultType that version requires
         // added (the only member the gateway ever adds, and only when absent).
         let mut modern = harness.client(ProtocolVersion::V2026_07_28).await;
-        let result = modern.call_tool("demo.get_time", json!({})).await.unwrap().unwrap();
-        assert_eq!(result["structuredContent"], json!({"time": "2026-01-01T00:00:00Z"}));
+        let result = modern
+            .call_tool("demo.get_time", json!({}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            result["structuredContent"],
+            json!({"time": "2026-01-01T00:00:00Z"})
+        );
         assert_eq!(result["_meta"], json!({"demo/clock": "fixed"}));
         assert_eq!(result["resultType"], "complete");
         let calls = call_entries(&harness.audit_entries());
         assert_eq!(calls.len(), 3);
         assert!(calls.iter().all(|entry| entry["decision"] == "allowed"));
-        assert_eq!(calls[0]["observed_definition"], calls[0]["expected_definition"]);
+        assert_eq!(
+            calls[0]["observed_definition"],
+            calls[0]["expected_definition"]
+        );
         assert_eq!(calls[0]["upstream_name"], "get_time");
+        // Whom the call reached: the key and certificate fingerprints of the pinned upstream.
+        let presented = json!([
+            harness.upstream.spki_fingerprint().to_string(),
+            harness.upstream.cert_fingerprint().to_string()
+        ]);
+        assert_eq!(calls[0]["identity"]["fingerprints"], presented);
         harness.stop().await;
     });
 }
@@ -134,21 +234,45 @@ fn allowed_results_come_back_unchanged() {
 #[test]
 fn impostor_key_is_refused_and_receives_no_application_bytes() {
     run(async {
-        let harness = Harness::start(Setup::new()).await;
+        // Every call on a new connection, so the call after the swap meets the impostor (a pooled
+        // connection stays with the server it was verified with).
+        let mut setup = Setup::new();
+        setup.upstream_options.max_idle_connections = 0;
+        let harness = Harness::start(setup).await;
         let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
-        assert!(client.call_tool("demo.add", json!({"a": 1, "b": 1})).await.unwrap().is_ok());
+        assert!(
+            client
+                .call_tool("demo.add", json!({"a": 1, "b": 1}))
+                .await
+                .unwrap()
+                .is_ok()
+        );
 
         let impostor = DemoIdentity::generate().unwrap();
-        harness.upstream.controls().present_identity(&impostor).unwrap();
+        harness
+            .upstream
+            .controls()
+            .present_identity(&impostor)
+            .unwrap();
         harness.upstream.controls().close_connections();
         let bytes_before = harness.upstream.controls().bytes_received();
-        let answer = client.call_tool("demo.add", json!({"a": 1, "b": 1})).await.unwrap();
+        let answer = client
+            .call_tool("demo.add", json!({"a": 1, "b": 1}))
+            .await
+            .unwrap();
         assert_eq!(denial(&answer), (-32001, "identity_mismatch".to_owned()));
-        assert_eq!(harness.upstream.controls().bytes_received(), bytes_before, "the impostor received application bytes");
+        assert_eq!(
+            harness.upstream.controls().bytes_received(),
+            bytes_before,
+            "the impostor received application bytes"
+        );
         let message = answer.unwrap_err().message;
         let pinned = harness.upstream.spki_fingerprint().to_string();
         let presented = impostor.spki_fingerprint().to_string();
-        assert!(message.contains(&pinned) && message.contains(&presented), "{message}");
+        assert!(
+            message.contains(&pinned) && message.contains(&presented),
+            "{message}"
+        );
 
         let calls = call_entries(&harness.audit_entries());
         let last = calls.last().unwrap();
@@ -166,13 +290,26 @@ fn a_tool_absent_from_the_upstream_is_a_definition_mismatch() {
         let harness = Harness::start(Setup::new()).await;
         let mut client = harness.client(ProtocolVersion::V2026_07_28).await;
         assert!(harness.upstream.controls().remove_tool("add"));
-        let answer = client.call_tool("demo.add", json!({"a": 1, "b": 2})).await.unwrap();
+        let answer = client
+            .call_tool("demo.add", json!({"a": 1, "b": 2}))
+            .await
+            .unwrap();
         assert_eq!(denial(&answer), (-32002, "definition_mismatch".to_owned()));
         let error = answer.unwrap_err();
-        assert!(error.message.contains("does not serve \"add\""), "{}", error.message);
+        assert!(
+            error.message.contains("does not serve \"add\""),
+            "{}",
+            error.message
+        );
         assert!(error.data.unwrap().get("observed_definition").is_none());
         // The other tools are still there and still allowed.
-        assert!(client.call_tool("demo.echo", json!({"text": "x"})).await.unwrap().is_ok());
+        assert!(
+            client
+                .call_tool("demo.echo", json!({"text": "x"}))
+                .await
+                .unwrap()
+                .is_ok()
+        );
         let calls = call_entries(&harness.audit_entries());
         assert_eq!(calls[0]["decision"], "definition_mismatch");
         assert!(calls[0]["observed_definition"].is_null());
@@ -190,11 +327,21 @@ fn a_tool_listed_only_on_the_third_page_is_found() {
         let harness = Harness::start(setup).await;
         let lists_before = harness.upstream.controls().method_count("tools/list");
         let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
-        let result = client.call_tool("demo.filler", json!({"k": 1})).await.unwrap().unwrap();
+        let result = client
+            .call_tool("demo.filler", json!({"k": 1}))
+            .await
+            .unwrap()
+            .unwrap();
         assert_eq!(result["structuredContent"], json!({"k": 1}));
         // The whole listing was followed: four pages.
-        assert_eq!(harness.upstream.controls().method_count("tools/list") - lists_before, 4);
-        assert_eq!(call_entries(&harness.audit_entries())[0]["decision"], "allowed");
+        assert_eq!(
+            harness.upstream.controls().method_count("tools/list") - lists_before,
+            4
+        );
+        assert_eq!(
+            call_entries(&harness.audit_entries())[0]["decision"],
+            "allowed"
+        );
         harness.stop().await;
     });
 }
@@ -208,7 +355,11 @@ fn upstream_faults_are_unavailable_or_error() {
         let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
         let controls = harness.upstream.controls();
         let cases = [
-            (Fault::Delay(Duration::from_secs(3)), -32003, "upstream_unavailable"),
+            (
+                Fault::Delay(Duration::from_secs(3)),
+                -32003,
+                "upstream_unavailable",
+            ),
             (Fault::Reset, -32003, "upstream_unavailable"),
             (Fault::NotJson, -32004, "upstream_error"),
             (Fault::DuplicateMember, -32004, "upstream_error"),
@@ -217,18 +368,33 @@ fn upstream_faults_are_unavailable_or_error() {
         ];
         for (fault, code, reason) in cases.iter().cloned() {
             controls.set_fault(Some("tools/list"), fault.clone());
-            let answer = client.call_tool("demo.echo", json!({"text": "x"})).await.unwrap();
+            let answer = client
+                .call_tool("demo.echo", json!({"text": "x"}))
+                .await
+                .unwrap();
             assert_eq!(denial(&answer), (code, reason.to_owned()), "{fault:?}");
             controls.clear_fault();
         }
         // A fault on the forwarded call itself: the allowed decision is recorded, then the failure.
-        controls.set_fault(Some("tools/call"), Fault::JsonRpcError(-32000, "tool crashed".into()));
-        let answer = client.call_tool("demo.echo", json!({"text": "x"})).await.unwrap();
+        controls.set_fault(
+            Some("tools/call"),
+            Fault::JsonRpcError(-32000, "tool crashed".into()),
+        );
+        let answer = client
+            .call_tool("demo.echo", json!({"text": "x"}))
+            .await
+            .unwrap();
         assert_eq!(denial(&answer), (-32004, "upstream_error".to_owned()));
         assert!(answer.unwrap_err().message.contains("tool crashed"));
         controls.clear_fault();
         // And the upstream is usable again afterwards.
-        assert!(client.call_tool("demo.echo", json!({"text": "x"})).await.unwrap().is_ok());
+        assert!(
+            client
+                .call_tool("demo.echo", json!({"text": "x"}))
+                .await
+                .unwrap()
+                .is_ok()
+        );
 
         let decisions: Vec<String> = call_entries(&harness.audit_entries())
             .iter()

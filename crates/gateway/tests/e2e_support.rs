@@ -24,16 +24,27 @@ pub const TEST_TIMEOUT: Duration = Duration::from_secs(90);
 
 /// Runs `test` on a fresh multi-threaded runtime, bounded by [`TEST_TIMEOUT`].
 pub fn run<F: Future<Output = ()>>(test: F) {
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
     runtime.block_on(async {
-        tokio::time::timeout(TEST_TIMEOUT, test).await.expect("the test did not finish in time");
+        tokio::time::timeout(TEST_TIMEOUT, test)
+            .await
+            .expect("the test did not finish in time");
     });
 }
 
 /// A fresh directory under cargo's temporary directory.
 pub fn temp_dir(name: &str) -> PathBuf {
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos();
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("e2e").join(format!("{name}-{nanos}"));
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos();
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("e2e")
+        .join(format!("{name}-{nanos}"));
     std::fs::create_dir_all(&dir).unwrap();
     dir
 }
@@ -57,10 +68,14 @@ impl Setup {
     pub fn new() -> Setup {
         Setup {
             upstream: DemoUpstreamConfig::new(),
-            pinned: [("demo.echo", "echo"), ("demo.add", "add"), ("demo.get_time", "get_time")]
-                .iter()
-                .map(|(a, b)| (a.to_string(), b.to_string()))
-                .collect(),
+            pinned: [
+                ("demo.echo", "echo"),
+                ("demo.add", "add"),
+                ("demo.get_time", "get_time"),
+            ]
+            .iter()
+            .map(|(a, b)| (a.to_string(), b.to_string()))
+            .collect(),
             freshness: Freshness::PerCall,
             upstream_options: UpstreamOptions::default(),
             audit_path: None,
@@ -105,13 +120,17 @@ impl Harness {
         let catalog_json = Value::Array(entries);
         let catalog = Catalog::from_slice(catalog_json.to_string().as_bytes()).unwrap();
         let measurement = catalog.measurement().digest();
-        let audit_path = setup.audit_path.unwrap_or_else(|| temp_dir("audit").join("audit.jsonl"));
+        let audit_path = setup
+            .audit_path
+            .unwrap_or_else(|| temp_dir("audit").join("audit.jsonl"));
         let audit = Arc::new(AuditLog::open(&audit_path, &measurement).unwrap());
         let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
         options.freshness = setup.freshness;
         options.upstream = setup.upstream_options;
         let router = Router::new(catalog, options, audit.clone()).unwrap();
-        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .unwrap();
         let address = listener.local_addr().unwrap();
         let mut server_options = ServerOptions::for_listen_address(address);
         if let Some(adjust) = setup.server_options {
@@ -171,13 +190,24 @@ pub fn read_entries(path: &PathBuf) -> Vec<Value> {
 
 /// The `tools/call` entries of a log.
 pub fn call_entries(entries: &[Value]) -> Vec<Value> {
-    entries.iter().filter(|entry| entry["event"] == "tools/call").cloned().collect()
+    entries
+        .iter()
+        .filter(|entry| entry["event"] == "tools/call")
+        .cloned()
+        .collect()
 }
 
 /// `(code, data.reason)` of a denial.
 pub fn denial(answer: &Result<Value, gateway::mcp::ErrorObject>) -> (i64, String) {
-    let error = answer.as_ref().expect_err("expected a denial, got a result");
-    let reason = error.data.as_ref().and_then(|data| data["reason"].as_str()).unwrap_or("(none)").to_owned();
+    let error = answer
+        .as_ref()
+        .expect_err("expected a denial, got a result");
+    let reason = error
+        .data
+        .as_ref()
+        .and_then(|data| data["reason"].as_str())
+        .unwrap_or("(none)")
+        .to_owned();
     (error.code, reason)
 }
 

@@ -5,7 +5,10 @@ fn key_prints_one_key_per_name_in_order() {
     // Seed 000 §4 by hand: '=' → %3D, ' ' → %20, 'é' (C3 A9) → %C3%A9, "" → unnamed.
     let run = toolgate(&["key", "b=c", "a b", "", "café", "zeta"]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout, "tool:b%3Dc\ntool:a%20b\ntool:unnamed\ntool:caf%C3%A9\ntool:zeta\n");
+    assert_eq!(
+        run.stdout,
+        "tool:b%3Dc\ntool:a%20b\ntool:unnamed\ntool:caf%C3%A9\ntool:zeta\n"
+    );
 }
 
 #[test]
@@ -15,7 +18,10 @@ fn key_cuts_a_long_name() {
     let name = "a".repeat(129);
     let run = toolgate(&["key", &name]);
     assert_eq!(run.code, 0, "{}", run.stderr);
-    assert_eq!(run.stdout, format!("tool:{}~{}\n", "a".repeat(96), "c12cb024a2e5551c"));
+    assert_eq!(
+        run.stdout,
+        format!("tool:{}~{}\n", "a".repeat(96), "c12cb024a2e5551c")
+    );
 }
 
 #[test]
@@ -27,10 +33,21 @@ fn key_without_names_is_a_usage_error() {
 
 #[test]
 fn jcs_prints_the_canonical_bytes_without_newline() {
-    for case in ["arrays", "french", "structures", "unicode", "values", "weird"] {
-        let expected = std::fs::read(shared(&format!("vectors/jcs/testdata/output/{case}.json"))).unwrap();
+    for case in [
+        "arrays",
+        "french",
+        "structures",
+        "unicode",
+        "values",
+        "weird",
+    ] {
+        let expected =
+            std::fs::read(shared(&format!("vectors/jcs/testdata/output/{case}.json"))).unwrap();
         let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolgate"))
-            .args(["jcs", &shared(&format!("vectors/jcs/testdata/input/{case}.json"))])
+            .args([
+                "jcs",
+                &shared(&format!("vectors/jcs/testdata/input/{case}.json")),
+            ])
             .output()
             .unwrap();
         assert_eq!(out.status.code(), Some(0), "{case}");
@@ -67,7 +84,11 @@ fn diff_of_a_catalog_with_itself_exits_0() {
 #[test]
 fn diff_names_the_drifted_tool_with_both_digests_exit_1() {
     // New values from bench/py_digest.py on the same drifted file (rfc8785 0.1.4).
-    let run = toolgate(&["diff", &shared("catalogs/deepwiki-tools-list.json"), &drifted_deepwiki()]);
+    let run = toolgate(&[
+        "diff",
+        &shared("catalogs/deepwiki-tools-list.json"),
+        &drifted_deepwiki(),
+    ]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     assert_eq!(
         run.stdout,
@@ -81,8 +102,14 @@ fn diff_names_the_drifted_tool_with_both_digests_exit_1() {
 
 #[test]
 fn diff_json_lists_added_removed_and_changed() {
-    let old = temp_file("old.json", br#"[{"name":"keep"},{"name":"gone"},{"name":"moved","description":"a"}]"#);
-    let new = temp_file("new.json", br#"[{"name":"keep"},{"name":"fresh"},{"name":"moved","description":"b"}]"#);
+    let old = temp_file(
+        "old.json",
+        br#"[{"name":"keep"},{"name":"gone"},{"name":"moved","description":"a"}]"#,
+    );
+    let new = temp_file(
+        "new.json",
+        br#"[{"name":"keep"},{"name":"fresh"},{"name":"moved","description":"b"}]"#,
+    );
     let run = toolgate(&["diff", "--json", &old, &new]);
     assert_eq!(run.code, 1, "{}", run.stderr);
     let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -94,8 +121,14 @@ fn diff_json_lists_added_removed_and_changed() {
     // SHA-256 of the hand-written canonical text
     // {"profile":"trace.mcp-tool-definition.v1","tool":{"description":"a","name":"moved"}} (and "b"),
     // computed with python3 hashlib.
-    assert_eq!(out["changed"][0]["old"], "sha256:8ad7057ab7e96ac534593394e261100ac0b48e24327dea860fca81858949d153");
-    assert_eq!(out["changed"][0]["new"], "sha256:ce5ec0c08b5f9ace4ea3e814b7c9d5000d763e088690b1039b4f7eaffafd8ef5");
+    assert_eq!(
+        out["changed"][0]["old"],
+        "sha256:8ad7057ab7e96ac534593394e261100ac0b48e24327dea860fca81858949d153"
+    );
+    assert_eq!(
+        out["changed"][0]["new"],
+        "sha256:ce5ec0c08b5f9ace4ea3e814b7c9d5000d763e088690b1039b4f7eaffafd8ef5"
+    );
     assert_eq!(out["changed"].as_array().unwrap().len(), 1);
 }
 

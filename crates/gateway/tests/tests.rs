@@ -40,3 +40,10 @@ mod definition_check;
 
 // The upstream client against FastMCP over HTTPS (ignored here; interop/run.sh runs them).
 mod upstream_interop;
+
+// `toolgate audit verify`: exit codes 0/1/2, text and JSON, `--catalog`, tampered logs.
+mod audit_cli;
+
+// `toolgate demo` and `toolgate serve` as processes: exit codes, SIGTERM, stdio.
+mod e2e_cli;
+mod upstream_probe_tmp;

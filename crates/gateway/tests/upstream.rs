@@ -20,7 +20,9 @@ use server_identity::{
 const TEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 async fn bounded<F: std::future::Future>(future: F) -> F::Output {
-    tokio::time::timeout(TEST_TIMEOUT, future).await.expect("the test timed out")
+    tokio::time::timeout(TEST_TIMEOUT, future)
+        .await
+        .expect("the test timed out")
 }
 
 /// A client configuration that trusts exactly this key (`tls_trust: pin`, key-pinned).
@@ -30,11 +32,21 @@ fn pinned_to(fingerprint: Fingerprint) -> Arc<rustls::ClientConfig> {
         .tls_trust(TlsTrust::Pin)
         .build()
         .unwrap();
-    client_config(&anchors, Arc::new(rustls::RootCertStore::empty()), &TrustBundles::new()).unwrap()
+    client_config(
+        &anchors,
+        Arc::new(rustls::RootCertStore::empty()),
+        &TrustBundles::new(),
+    )
+    .unwrap()
 }
 
 fn client_for(upstream: &RunningUpstream, options: UpstreamOptions) -> UpstreamClient {
-    UpstreamClient::new(upstream.url(), pinned_to(upstream.spki_fingerprint()), options).unwrap()
+    UpstreamClient::new(
+        upstream.url(),
+        pinned_to(upstream.spki_fingerprint()),
+        options,
+    )
+    .unwrap()
 }
 
 async fn start(config: &DemoUpstreamConfig) -> RunningUpstream {
@@ -42,7 +54,10 @@ async fn start(config: &DemoUpstreamConfig) -> RunningUpstream {
 }
 
 fn names(tools: &[Value]) -> Vec<&str> {
-    tools.iter().map(|tool| tool["name"].as_str().unwrap()).collect()
+    tools
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect()
 }
 
 #[tokio::test]
@@ -50,8 +65,14 @@ async fn stateless_generation_is_tried_first_and_used_when_offered() {
     bounded(async {
         let upstream = start(&DemoUpstreamConfig::new()).await;
         let client = client_for(&upstream, UpstreamOptions::default());
-        assert_eq!(names(&client.list_tools().await.unwrap()), ["echo", "add", "get_time"]);
-        let result = client.call_tool("add", Some(json!({"a": 2, "b": 3})), None).await.unwrap();
+        assert_eq!(
+            names(&client.list_tools().await.unwrap()),
+            ["echo", "add", "get_time"]
+        );
+        let result = client
+            .call_tool("add", Some(json!({"a": 2, "b": 3})), None)
+            .await
+            .unwrap();
         assert_eq!(
             result,
             json!({
@@ -61,7 +82,10 @@ async fn stateless_generation_is_tried_first_and_used_when_offered() {
                 "resultType": "complete"
             })
         );
-        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+        assert_eq!(
+            client.protocol_version(),
+            Some(ProtocolVersion::V2026_07_28)
+        );
         assert_eq!(client.session_id(), None);
         let controls = upstream.controls();
         assert_eq!(controls.method_count("server/discover"), 1);
@@ -76,16 +100,34 @@ async fn stateless_generation_is_tried_first_and_used_when_offered() {
 async fn refused_discover_falls_back_to_initialize_for_both_refusal_styles() {
     bounded(async {
         for refusal in [DiscoverRefusal::MethodNotFound, DiscoverRefusal::BadRequest] {
-            let upstream = start(DemoUpstreamConfig::new().stateless(false).discover_refusal(refusal)).await;
+            let upstream = start(
+                DemoUpstreamConfig::new()
+                    .stateless(false)
+                    .discover_refusal(refusal),
+            )
+            .await;
             let client = client_for(&upstream, UpstreamOptions::default());
-            let result = client.call_tool("echo", Some(json!({"text": "hi"})), None).await.unwrap();
-            assert_eq!(result, json!({"content": [{"type": "text", "text": "hi"}], "isError": false}));
-            assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
+            let result = client
+                .call_tool("echo", Some(json!({"text": "hi"})), None)
+                .await
+                .unwrap();
+            assert_eq!(
+                result,
+                json!({"content": [{"type": "text", "text": "hi"}], "isError": false})
+            );
+            assert_eq!(
+                client.protocol_version(),
+                Some(ProtocolVersion::V2025_11_25)
+            );
             assert_eq!(client.session_id().as_deref(), Some("demo-session-1"));
             let controls = upstream.controls();
             assert_eq!(controls.method_count("server/discover"), 1, "{refusal:?}");
             assert_eq!(controls.method_count("initialize"), 1, "{refusal:?}");
-            assert_eq!(controls.method_count("notifications/initialized"), 1, "{refusal:?}");
+            assert_eq!(
+                controls.method_count("notifications/initialized"),
+                1,
+                "{refusal:?}"
+            );
         }
     })
     .await;
@@ -95,15 +137,27 @@ async fn refused_discover_falls_back_to_initialize_for_both_refusal_styles() {
 async fn a_forced_generation_is_the_only_one_spoken() {
     bounded(async {
         let upstream = start(&DemoUpstreamConfig::new()).await;
-        let options = UpstreamOptions { generation: Some(Generation::Session), ..UpstreamOptions::default() };
+        let options = UpstreamOptions {
+            generation: Some(Generation::Session),
+            ..UpstreamOptions::default()
+        };
         let client = client_for(&upstream, options);
         client.list_tools().await.unwrap();
-        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2025_11_25));
+        assert_eq!(
+            client.protocol_version(),
+            Some(ProtocolVersion::V2025_11_25)
+        );
         assert_eq!(upstream.controls().method_count("server/discover"), 0);
 
         let session_only = start(DemoUpstreamConfig::new().stateless(false)).await;
-        let options = UpstreamOptions { generation: Some(Generation::Stateless), ..UpstreamOptions::default() };
-        let error = client_for(&session_only, options).list_tools().await.unwrap_err();
+        let options = UpstreamOptions {
+            generation: Some(Generation::Stateless),
+            ..UpstreamOptions::default()
+        };
+        let error = client_for(&session_only, options)
+            .list_tools()
+            .await
+            .unwrap_err();
         assert_eq!(
             error,
             UpstreamError::UnsupportedVersion {
@@ -121,17 +175,42 @@ async fn every_tools_list_page_is_followed_and_the_page_count_is_bounded() {
     bounded(async {
         for generation in [Generation::Stateless, Generation::Session] {
             let upstream = start(DemoUpstreamConfig::new().filler_tools(5).page_size(3)).await;
-            let options = UpstreamOptions { generation: Some(generation), ..UpstreamOptions::default() };
+            let options = UpstreamOptions {
+                generation: Some(generation),
+                ..UpstreamOptions::default()
+            };
             let tools = client_for(&upstream, options).list_tools().await.unwrap();
             assert_eq!(
                 names(&tools),
-                ["echo", "add", "get_time", "filler_01", "filler_02", "filler_03", "filler_04", "filler_05"]
+                [
+                    "echo",
+                    "add",
+                    "get_time",
+                    "filler_01",
+                    "filler_02",
+                    "filler_03",
+                    "filler_04",
+                    "filler_05"
+                ]
             );
             assert_eq!(upstream.controls().method_count("tools/list"), 3);
 
-            let options = UpstreamOptions { max_list_pages: 2, generation: Some(generation), ..UpstreamOptions::default() };
-            let error = client_for(&upstream, options).list_tools().await.unwrap_err();
-            assert_eq!(error, UpstreamError::TooManyPages { url: upstream.url().to_owned(), limit: 2 });
+            let options = UpstreamOptions {
+                max_list_pages: 2,
+                generation: Some(generation),
+                ..UpstreamOptions::default()
+            };
+            let error = client_for(&upstream, options)
+                .list_tools()
+                .await
+                .unwrap_err();
+            assert_eq!(
+                error,
+                UpstreamError::TooManyPages {
+                    url: upstream.url().to_owned(),
+                    limit: 2
+                }
+            );
         }
     })
     .await;
@@ -151,12 +230,18 @@ async fn sse_answers_are_read_and_their_list_changed_notifications_invalidate() 
             let invalidations = client.invalidations();
             assert_eq!(client.list_tools().await.unwrap().len(), 3);
             let result = client.call_tool("get_time", None, None).await.unwrap();
-            assert_eq!(result["structuredContent"], json!({"time": "2026-01-01T00:00:00Z"}));
+            assert_eq!(
+                result["structuredContent"],
+                json!({"time": "2026-01-01T00:00:00Z"})
+            );
             assert_eq!(result["_meta"], json!({"demo/clock": "fixed"}));
             assert_eq!(*invalidations.borrow(), 0);
 
             upstream.controls().notify_tools_changed();
-            client.call_tool("echo", Some(json!({"text": "x"})), None).await.unwrap();
+            client
+                .call_tool("echo", Some(json!({"text": "x"})), None)
+                .await
+                .unwrap();
             assert_eq!(*invalidations.borrow(), 1, "{generation:?}");
         }
     })
@@ -183,17 +268,52 @@ async fn list_changed_on_the_session_event_stream_invalidates() {
 }
 
 #[tokio::test]
+async fn a_lost_event_stream_is_reopened_and_counts_as_an_invalidation() {
+    bounded(async {
+        let upstream = start(DemoUpstreamConfig::new().stateless(false)).await;
+        let client = client_for(&upstream, UpstreamOptions::default());
+        let mut invalidations = client.invalidations();
+        client.list_tools().await.unwrap();
+        while upstream.controls().event_streams_open() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let before = *invalidations.borrow_and_update();
+        upstream.controls().close_connections();
+        invalidations.changed().await.unwrap();
+        assert_eq!(*invalidations.borrow_and_update(), before + 1);
+        // The reopened stream delivers again.
+        while upstream.controls().event_streams_opened() < 2 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        upstream.controls().notify_tools_changed();
+        invalidations.changed().await.unwrap();
+        assert_eq!(*invalidations.borrow(), before + 2);
+        assert_eq!(client.list_tools().await.unwrap().len(), 3);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_forgotten_session_is_initialized_again_once_and_invalidates() {
     bounded(async {
         let upstream = start(DemoUpstreamConfig::new().stateless(false)).await;
-        let options = UpstreamOptions { listen_for_notifications: false, ..UpstreamOptions::default() };
+        let options = UpstreamOptions {
+            listen_for_notifications: false,
+            ..UpstreamOptions::default()
+        };
         let client = client_for(&upstream, options);
         let invalidations = client.invalidations();
-        client.call_tool("echo", Some(json!({"text": "1"})), None).await.unwrap();
+        client
+            .call_tool("echo", Some(json!({"text": "1"})), None)
+            .await
+            .unwrap();
         assert_eq!(client.session_id().as_deref(), Some("demo-session-1"));
 
         upstream.controls().forget_sessions();
-        let result = client.call_tool("echo", Some(json!({"text": "2"})), None).await.unwrap();
+        let result = client
+            .call_tool("echo", Some(json!({"text": "2"})), None)
+            .await
+            .unwrap();
         assert_eq!(result["content"][0]["text"], "2");
         assert_eq!(client.session_id().as_deref(), Some("demo-session-2"));
         assert_eq!(upstream.controls().method_count("initialize"), 2);
@@ -210,7 +330,11 @@ async fn connections_are_reused_across_calls() {
         let client = client_for(&upstream, UpstreamOptions::default());
         for index in 0..5 {
             let text = index.to_string();
-            let result = client.clone().call_tool("echo", Some(json!({"text": text})), None).await.unwrap();
+            let result = client
+                .clone()
+                .call_tool("echo", Some(json!({"text": text})), None)
+                .await
+                .unwrap();
             assert_eq!(result["content"][0]["text"], json!(index.to_string()));
         }
         assert_eq!(client.connections_made(), 1);
@@ -229,9 +353,15 @@ async fn names_outside_printable_ascii_travel_base64_in_mcp_name() {
         let tools = vec![json!({"name": "wetter-zürich", "inputSchema": {"type": "object"}})];
         let upstream = start(DemoUpstreamConfig::new().tools(tools)).await;
         let client = client_for(&upstream, UpstreamOptions::default());
-        let result = client.call_tool("wetter-zürich", Some(json!({"q": 1})), None).await.unwrap();
+        let result = client
+            .call_tool("wetter-zürich", Some(json!({"q": 1})), None)
+            .await
+            .unwrap();
         assert_eq!(result["structuredContent"], json!({"q": 1}));
-        assert_eq!(client.protocol_version(), Some(ProtocolVersion::V2026_07_28));
+        assert_eq!(
+            client.protocol_version(),
+            Some(ProtocolVersion::V2026_07_28)
+        );
     })
     .await;
 }
@@ -241,9 +371,12 @@ async fn an_impostor_key_is_refused_in_the_handshake_and_receives_nothing() {
     bounded(async {
         let genuine = DemoIdentity::generate().unwrap();
         let impostor = start(&DemoUpstreamConfig::new()).await;
-        let client =
-            UpstreamClient::new(impostor.url(), pinned_to(genuine.spki_fingerprint()), UpstreamOptions::default())
-                .unwrap();
+        let client = UpstreamClient::new(
+            impostor.url(),
+            pinned_to(genuine.spki_fingerprint()),
+            UpstreamOptions::default(),
+        )
+        .unwrap();
         let error = client.list_tools().await.unwrap_err();
         assert_eq!(
             error,
@@ -309,11 +442,19 @@ async fn webpki_trust_with_the_demo_ca_and_the_pin_accepts_the_genuine_upstream(
 async fn a_slow_upstream_times_out_as_unavailable() {
     bounded(async {
         let upstream = start(&DemoUpstreamConfig::new()).await;
-        let options = UpstreamOptions { request_timeout: Duration::from_millis(200), ..UpstreamOptions::default() };
+        let options = UpstreamOptions {
+            request_timeout: Duration::from_millis(200),
+            ..UpstreamOptions::default()
+        };
         let client = client_for(&upstream, options);
         client.list_tools().await.unwrap();
-        upstream.controls().set_fault(Some("tools/call"), Fault::Delay(Duration::from_secs(5)));
-        let error = client.call_tool("echo", Some(json!({"text": "x"})), None).await.unwrap_err();
+        upstream
+            .controls()
+            .set_fault(Some("tools/call"), Fault::Delay(Duration::from_secs(5)));
+        let error = client
+            .call_tool("echo", Some(json!({"text": "x"})), None)
+            .await
+            .unwrap_err();
         assert_eq!(
             error,
             UpstreamError::Timeout {
@@ -361,10 +502,17 @@ async fn a_refused_connection_is_unavailable() {
         };
         let url = format!("https://127.0.0.1:{port}/mcp");
         let genuine = DemoIdentity::generate().unwrap();
-        let client = UpstreamClient::new(&url, pinned_to(genuine.spki_fingerprint()), UpstreamOptions::default())
-            .unwrap();
+        let client = UpstreamClient::new(
+            &url,
+            pinned_to(genuine.spki_fingerprint()),
+            UpstreamOptions::default(),
+        )
+        .unwrap();
         let error = client.list_tools().await.unwrap_err();
-        assert!(matches!(&error, UpstreamError::Connect { url: failed, .. } if *failed == url), "{error:?}");
+        assert!(
+            matches!(&error, UpstreamError::Connect { url: failed, .. } if *failed == url),
+            "{error:?}"
+        );
         assert_eq!(error.reason(), "upstream_unavailable");
     })
     .await;
@@ -384,8 +532,16 @@ async fn malformed_answers_are_upstream_errors_with_what_was_wrong() {
                 detail: detail.to_owned(),
             };
             let cases = [
-                (Fault::WrongContentType, malformed("content type `text/plain`; expected application/json or text/event-stream")),
-                (Fault::SseWithoutResponse, malformed("the event stream ended without a response")),
+                (
+                    Fault::WrongContentType,
+                    malformed(
+                        "content type `text/plain`; expected application/json or text/event-stream",
+                    ),
+                ),
+                (
+                    Fault::SseWithoutResponse,
+                    malformed("the event stream ended without a response"),
+                ),
                 (
                     Fault::HttpStatus(500),
                     UpstreamError::HttpStatus {
@@ -407,27 +563,58 @@ async fn malformed_answers_are_upstream_errors_with_what_was_wrong() {
                 ),
             ];
             for (fault, expected) in cases {
-                upstream.controls().set_fault(Some("tools/call"), fault.clone());
-                let error = client.call_tool("echo", Some(json!({"text": "x"})), None).await.unwrap_err();
+                upstream
+                    .controls()
+                    .set_fault(Some("tools/call"), fault.clone());
+                let error = client
+                    .call_tool("echo", Some(json!({"text": "x"})), None)
+                    .await
+                    .unwrap_err();
                 assert_eq!(error, expected, "{fault:?}");
                 assert_eq!(error.reason(), "upstream_error");
             }
-            upstream.controls().set_fault(Some("tools/call"), Fault::WrongId);
-            let error = client.call_tool("echo", Some(json!({"text": "x"})), None).await.unwrap_err();
-            let UpstreamError::Malformed { detail, .. } = &error else { panic!("{error:?}") };
-            assert!(detail.starts_with("the response carries id \"not-"), "{detail}");
+            upstream
+                .controls()
+                .set_fault(Some("tools/call"), Fault::WrongId);
+            let error = client
+                .call_tool("echo", Some(json!({"text": "x"})), None)
+                .await
+                .unwrap_err();
+            let UpstreamError::Malformed { detail, .. } = &error else {
+                panic!("{error:?}")
+            };
+            assert!(
+                detail.starts_with("the response carries id \"not-"),
+                "{detail}"
+            );
             for fault in [Fault::NotJson, Fault::DuplicateMember] {
-                upstream.controls().set_fault(Some("tools/call"), fault.clone());
-                let error = client.call_tool("echo", Some(json!({"text": "x"})), None).await.unwrap_err();
-                let UpstreamError::Malformed { detail, method, .. } = &error else { panic!("{error:?}") };
+                upstream
+                    .controls()
+                    .set_fault(Some("tools/call"), fault.clone());
+                let error = client
+                    .call_tool("echo", Some(json!({"text": "x"})), None)
+                    .await
+                    .unwrap_err();
+                let UpstreamError::Malformed { detail, method, .. } = &error else {
+                    panic!("{error:?}")
+                };
                 assert_eq!(method, "tools/call");
-                assert!(detail.starts_with("the message is not valid JSON: "), "{fault:?}: {detail}");
+                assert!(
+                    detail.starts_with("the message is not valid JSON: "),
+                    "{fault:?}: {detail}"
+                );
                 if fault == Fault::DuplicateMember {
-                    assert!(detail.contains("duplicate member name \"result\""), "{detail}");
+                    assert!(
+                        detail.contains("duplicate member name \"result\""),
+                        "{detail}"
+                    );
                 }
             }
             upstream.controls().clear_fault();
-            client.call_tool("echo", Some(json!({"text": "x"})), None).await.unwrap();
+            client
+                .call_tool("echo", Some(json!({"text": "x"})), None)
+                .await
+                .unwrap();
         }
     })
     .await;
@@ -437,8 +624,14 @@ async fn malformed_answers_are_upstream_errors_with_what_was_wrong() {
 async fn a_response_larger_than_the_limit_is_refused() {
     bounded(async {
         let upstream = start(DemoUpstreamConfig::new().filler_tools(50)).await;
-        let options = UpstreamOptions { max_response_bytes: 1024, ..UpstreamOptions::default() };
-        let error = client_for(&upstream, options).list_tools().await.unwrap_err();
+        let options = UpstreamOptions {
+            max_response_bytes: 1024,
+            ..UpstreamOptions::default()
+        };
+        let error = client_for(&upstream, options)
+            .list_tools()
+            .await
+            .unwrap_err();
         assert_eq!(
             error,
             UpstreamError::ResponseTooLarge {
@@ -467,7 +660,10 @@ async fn tool_errors_answered_by_the_upstream_keep_its_code() {
                 data: None,
             }
         );
-        let result = client.call_tool("echo", Some(json!({})), None).await.unwrap();
+        let result = client
+            .call_tool("echo", Some(json!({})), None)
+            .await
+            .unwrap();
         assert_eq!(result["isError"], true);
     })
     .await;

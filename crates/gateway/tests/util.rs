@@ -33,7 +33,8 @@ pub fn toolgate(args: &[&str]) -> Run {
 
 /// A file in `../shared` (beside the checkout), with a clear failure when it is missing.
 pub fn shared(relative: &str) -> String {
-    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")).join(relative);
+    let path =
+        PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared")).join(relative);
     assert!(
         path.exists(),
         "{} is missing: these tests read the pinned material in ../shared beside the checkout",
@@ -61,5 +62,8 @@ pub fn drifted_deepwiki() -> String {
             tool["description"] = format!("{description} It answers in English.").into();
         }
     }
-    temp_file("deepwiki-drifted.json", serde_json::to_string_pretty(&tools).unwrap().as_bytes())
+    temp_file(
+        "deepwiki-drifted.json",
+        serde_json::to_string_pretty(&tools).unwrap().as_bytes(),
+    )
 }

@@ -12,7 +12,9 @@ use crate::outcome::Failure;
 pub(crate) fn profile_from_label(label: Option<&str>) -> Result<Profile, Failure> {
     match label {
         None => Ok(Profile::default()),
-        Some(label) => label.parse().map_err(|e| Failure::Usage(format!("--label: {e}"))),
+        Some(label) => label
+            .parse()
+            .map_err(|e| Failure::Usage(format!("--label: {e}"))),
     }
 }
 
@@ -21,7 +23,8 @@ pub(crate) fn profile_from_label(label: Option<&str>) -> Result<Profile, Failure
 pub(crate) fn digest_file(path: &Path, profile: Profile) -> Result<CatalogDigest, Failure> {
     let bytes = read_input(path)?;
     let name = display_name(path);
-    let tools = read_tools_document(&bytes).map_err(|e| Failure::Invalid(format!("{name}: {e}")))?;
+    let tools =
+        read_tools_document(&bytes).map_err(|e| Failure::Invalid(format!("{name}: {e}")))?;
     CatalogDigest::compute(&tools, profile).map_err(|e| Failure::Invalid(format!("{name}: {e}")))
 }
 

@@ -13,12 +13,20 @@ pub(crate) fn run(args: &DiffArgs) -> Result<Verdict, Failure> {
     let old = digest_file(&args.old, profile)?;
     let new = digest_file(&args.new, profile)?;
     let diff = CatalogDiff::between(&old, &new);
-    let text = if args.json { render_json(&old, &new, &diff) } else { render_text(&old, &new, &diff) };
+    let text = if args.json {
+        render_json(&old, &new, &diff)
+    } else {
+        render_text(&old, &new, &diff)
+    };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
     stdout.flush().map_err(stdout_error)?;
     // The verdict is the catalog digest's: equal digests are the same catalog (seed 000 §5).
-    Ok(if old.catalog() == new.catalog() { Verdict::Pass } else { Verdict::Fail })
+    Ok(if old.catalog() == new.catalog() {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    })
 }
 
 fn render_text(old: &CatalogDigest, new: &CatalogDigest, diff: &CatalogDiff) -> String {
@@ -30,7 +38,10 @@ fn render_text(old: &CatalogDigest, new: &CatalogDigest, diff: &CatalogDiff) -> 
         out.push_str(&format!("removed  {key}  {digest}\n"));
     }
     for change in diff.changed() {
-        out.push_str(&format!("changed  {}  {} -> {}\n", change.key, change.old, change.new));
+        out.push_str(&format!(
+            "changed  {}  {} -> {}\n",
+            change.key, change.old, change.new
+        ));
     }
     if old.catalog() == new.catalog() {
         out.push_str(&format!("same catalog: {}\n", new.catalog()));
@@ -51,7 +62,12 @@ fn render_json(old: &CatalogDigest, new: &CatalogDigest, diff: &CatalogDiff) -> 
     let keyed = |items: &[(catalog_key::ToolKey, jcs_digest::Digest)]| -> String {
         let items: Vec<String> = items
             .iter()
-            .map(|(key, digest)| format!("{{\"key\":{},\"digest\":\"{digest}\"}}", json_string(key.as_str())))
+            .map(|(key, digest)| {
+                format!(
+                    "{{\"key\":{},\"digest\":\"{digest}\"}}",
+                    json_string(key.as_str())
+                )
+            })
             .collect();
         items.join(",")
     };
@@ -59,7 +75,12 @@ fn render_json(old: &CatalogDigest, new: &CatalogDigest, diff: &CatalogDiff) -> 
         .changed()
         .iter()
         .map(|c| {
-            format!("{{\"key\":{},\"old\":\"{}\",\"new\":\"{}\"}}", json_string(c.key.as_str()), c.old, c.new)
+            format!(
+                "{{\"key\":{},\"old\":\"{}\",\"new\":\"{}\"}}",
+                json_string(c.key.as_str()),
+                c.old,
+                c.new
+            )
         })
         .collect();
     format!(

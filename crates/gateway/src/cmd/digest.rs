@@ -11,7 +11,11 @@ use crate::outcome::{Failure, Verdict, stdout_error};
 pub(crate) fn run(args: &DigestArgs) -> Result<Verdict, Failure> {
     let profile = profile_from_label(args.label.as_deref())?;
     let catalog = digest_file(&args.file, profile)?;
-    let text = if args.json { render_json(&catalog) } else { render_text(&catalog) };
+    let text = if args.json {
+        render_json(&catalog)
+    } else {
+        render_text(&catalog)
+    };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
     stdout.flush().map_err(stdout_error)?;

@@ -9,7 +9,8 @@ use crate::outcome::{Failure, Verdict, stdout_error};
 pub(crate) fn run(args: &JcsArgs) -> Result<Verdict, Failure> {
     let bytes = read_input(&args.file)?;
     let name = display_name(&args.file);
-    let value = jcs_digest::parse_strict(&bytes).map_err(|e| Failure::Invalid(format!("{name}: {e}")))?;
+    let value =
+        jcs_digest::parse_strict(&bytes).map_err(|e| Failure::Invalid(format!("{name}: {e}")))?;
     let canonical =
         jcs_digest::canonicalize(&value).map_err(|e| Failure::Invalid(format!("{name}: {e}")))?;
     let mut stdout = std::io::stdout().lock();

@@ -1,1 +1,487 @@
-//! `router` (in progress).
+//! `tools/call` routing: every call goes through the catalog, the pinned identity and the
+//! approved definition, in the order of seed 003 §4 and DESIGN.md §5, and every decision is in
+//! the audit log before the client hears it.
+//!
+//! # The steps
+//!
+//! 1. Look the tool up in the catalog; absent → `tool_not_in_catalog`.
+//! 2. Connect to the bound upstream; the pinning verifier enforces the catalog's anchors inside
+//!    the TLS handshake, so an impostor is refused before any application byte
+//!    (`identity_mismatch`).
+//! 3. Take the live definition from the upstream's `tools/list` (every page followed), hash it
+//!    (DESIGN.md §2, default label) and compare it with `definition_hash`; a different digest,
+//!    a definition that cannot be digested, or a tool the upstream no longer lists →
+//!    `definition_mismatch`. Freshness is per call by default, or a bounded `max-age` that
+//!    `notifications/tools/list_changed` and a reconnect invalidate ([`crate::definition_check`]).
+//! 4. Record the decision `allowed` in the audit log. Nothing is forwarded unrecorded: if the
+//!    log cannot record, the call is refused with -32603 and not forwarded.
+//! 5. Forward with `name` = `upstream_name`, `arguments` and `_meta` passed through, and return
+//!    the upstream's result unchanged (content, structuredContent, isError, _meta). If the
+//!    forward itself fails, a second entry records `upstream_unavailable` or `upstream_error`
+//!    for the same request, and the client receives that denial.
+//!
+//! # Errors a client receives
+//!
+//! Denials are JSON-RPC errors with `error.data.reason` (and `tool`, `upstream`,
+//! `expected_definition`, `observed_definition` when known):
+//!
+//! | reason | code |
+//! |---|---|
+//! | `tool_not_in_catalog` | -32602 ([`codes::TOOL_NOT_IN_CATALOG`], MCP's code for an unknown tool) |
+//! | `identity_mismatch` | -32001 ([`codes::IDENTITY_MISMATCH`]) |
+//! | `definition_mismatch` | -32002 ([`codes::DEFINITION_MISMATCH`]) |
+//! | `upstream_unavailable` | -32003 ([`codes::UPSTREAM_UNAVAILABLE`]) |
+//! | `upstream_error` | -32004 ([`codes::UPSTREAM_ERROR`]) |
+//!
+//! An audit log that cannot record answers -32603 without `data.reason`: no decision was made.
+
+mod denial;
+mod upstreams;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+use catalog_store::{Catalog, CatalogEntry};
+use serde_json::{Map, Value};
+use server_identity::rustls::RootCertStore;
+use server_identity::{IdentityError, TrustBundles};
+
+use crate::audit::{
+    AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity, arguments_digest,
+};
+use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
+use crate::mcp::{ErrorObject, error_codes};
+use crate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
+
+pub use self::denial::{Denial, DenialReason, codes, error_code};
+pub use self::upstreams::RouterBuildError;
+
+/// One `tools/call` as the client sent it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// `params.name`: the catalog tool name.
+    pub tool: String,
+    /// `params.arguments`, passed through unchanged.
+    pub arguments: Option<Map<String, Value>>,
+    /// `params._meta`, passed through (without the client's `io.modelcontextprotocol/*` keys).
+    pub meta: Option<Map<String, Value>>,
+    /// The client's session, for the audit log.
+    pub session_id: Option<String>,
+    /// The client's JSON-RPC request id, for the audit log.
+    pub request_id: Option<Value>,
+}
+
+impl ToolCall {
+    /// A call of `tool` with no arguments, `_meta`, session or request id.
+    pub fn new(tool: impl Into<String>) -> ToolCall {
+        ToolCall {
+            tool: tool.into(),
+            arguments: None,
+            meta: None,
+            session_id: None,
+            request_id: None,
+        }
+    }
+
+    /// The same call with `arguments`.
+    pub fn with_arguments(mut self, arguments: Map<String, Value>) -> ToolCall {
+        self.arguments = Some(arguments);
+        self
+    }
+}
+
+/// Why a call got no answer at all: the audit log could not record its decision. The call was
+/// not forwarded.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the audit log cannot record decisions ({detail}); the call to {tool:?} was refused and not forwarded"
+)]
+#[non_exhaustive]
+pub struct AuditUnavailable {
+    /// The tool called.
+    pub tool: String,
+    /// The audit log's error.
+    pub detail: String,
+}
+
+/// What a `tools/call` ends with when it is not a result.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CallFailure {
+    /// A recorded denial.
+    #[error(transparent)]
+    Denied(#[from] Denial),
+    /// No decision could be recorded.
+    #[error(transparent)]
+    AuditUnavailable(#[from] AuditUnavailable),
+}
+
+impl CallFailure {
+    /// The JSON-RPC error a client receives.
+    pub fn to_error_object(&self) -> ErrorObject {
+        match self {
+            CallFailure::Denied(denial) => denial.to_error_object(),
+            CallFailure::AuditUnavailable(failure) => ErrorObject::new(
+                error_codes::INTERNAL_ERROR,
+                format!("Internal error: {failure}"),
+            ),
+        }
+    }
+
+    /// The denial, when the call was denied.
+    pub fn denial(&self) -> Option<&Denial> {
+        match self {
+            CallFailure::Denied(denial) => Some(denial),
+            CallFailure::AuditUnavailable(_) => None,
+        }
+    }
+}
+
+/// How the router reaches upstreams and how fresh a definition check must be.
+#[derive(Debug, Clone)]
+pub struct RouterOptions {
+    /// Trust roots for `tls_trust: webpki` upstreams.
+    pub roots: Arc<RootCertStore>,
+    /// SPIFFE trust bundles per trust domain.
+    pub bundles: TrustBundles,
+    /// Timeouts and limits of the upstream clients.
+    pub upstream: UpstreamOptions,
+    /// Per call (default) or a bounded max-age.
+    pub freshness: Freshness,
+}
+
+impl RouterOptions {
+    /// Options with the given trust roots, no SPIFFE bundles, default upstream options and
+    /// per-call freshness.
+    pub fn new(roots: Arc<RootCertStore>) -> RouterOptions {
+        RouterOptions {
+            roots,
+            bundles: TrustBundles::new(),
+            upstream: UpstreamOptions::default(),
+            freshness: Freshness::PerCall,
+        }
+    }
+}
+
+/// The catalog, one client per upstream, the definition check and the audit log.
+#[derive(Debug)]
+pub struct Router {
+    catalog: Catalog,
+    upstreams: Vec<UpstreamClient>,
+    /// One listing cache per upstream, same index as `upstreams`.
+    definitions: Vec<LiveDefinitions<UpstreamError>>,
+    upstream_of_tool: HashMap<String, usize>,
+    audit: Arc<AuditLog>,
+}
+
+impl Router {
+    /// Builds the router: one [`UpstreamClient`] per distinct upstream of `catalog` (nothing is
+    /// connected yet), each enforcing its anchors with `options.roots` and `options.bundles`.
+    ///
+    /// # Errors
+    ///
+    /// [`RouterBuildError`] naming the server whose TLS configuration cannot be made.
+    pub fn new(
+        catalog: Catalog,
+        options: RouterOptions,
+        audit: Arc<AuditLog>,
+    ) -> Result<Router, RouterBuildError> {
+        let (upstreams, upstream_of_tool) = upstreams::build_upstreams(
+            &catalog,
+            &options.roots,
+            &options.bundles,
+            &options.upstream,
+        )?;
+        let definitions = upstreams
+            .iter()
+            .map(|_| LiveDefinitions::new(options.freshness))
+            .collect();
+        Ok(Router {
+            catalog,
+            upstreams,
+            definitions,
+            upstream_of_tool,
+            audit,
+        })
+    }
+
+    /// The catalog in force.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The audit log decisions go to.
+    pub fn audit(&self) -> &Arc<AuditLog> {
+        &self.audit
+    }
+
+    /// The upstream clients, one per distinct upstream.
+    pub fn upstreams(&self) -> &[UpstreamClient] {
+        &self.upstreams
+    }
+
+    /// The tools clients see: each entry's approved definition, complete, with `"name"` set to
+    /// the catalog `tool_name`, in catalog order.
+    pub fn listed_tools(&self) -> Vec<Value> {
+        self.catalog
+            .entries()
+            .iter()
+            .map(|entry| {
+                let mut definition = entry.approved_definition().clone();
+                if let Value::Object(object) = &mut definition {
+                    object.insert("name".into(), Value::from(entry.tool_name()));
+                }
+                definition
+            })
+            .collect()
+    }
+
+    /// Runs one `tools/call` through the steps of the module docs.
+    ///
+    /// # Errors
+    ///
+    /// [`CallFailure::Denied`] with the recorded denial, or [`CallFailure::AuditUnavailable`]
+    /// when no decision could be recorded.
+    pub async fn call_tool(&self, call: ToolCall) -> Result<Value, CallFailure> {
+        let started = Instant::now();
+        let ToolCall {
+            tool,
+            arguments: call_arguments,
+            meta,
+            session_id,
+            request_id,
+        } = call;
+        let arguments_value = call_arguments.map(Value::Object);
+        let arguments = arguments_value
+            .as_ref()
+            .and_then(|arguments| arguments_digest(arguments).ok());
+        let base = CallRecord {
+            arguments,
+            session_id,
+            request_id,
+            ..CallRecord::new(tool.clone(), Decision::Allowed)
+        };
+
+        let Some((entry, upstream, definitions)) = self.route(&tool) else {
+            let denial = Denial {
+                reason: DenialReason::ToolNotInCatalog,
+                tool: tool.clone(),
+                upstream: None,
+                expected_definition: None,
+                observed_definition: None,
+                message: format!(
+                    "tool {:?} is not in the catalog: the gateway forwards only approved tools \
+                     (see tools/list); an operator must add it to the catalog to allow it",
+                    shorten(&tool)
+                ),
+            };
+            return Err(self.deny(denial, base, None, started).await);
+        };
+        let expected = entry.definition_hash();
+        let base = CallRecord {
+            upstream_name: Some(entry.upstream_name().to_owned()),
+            upstream_url: Some(upstream.url().to_owned()),
+            expected_definition: Some(expected),
+            ..base
+        };
+
+        // Steps 2 and 3: the listing connects through the pinning verifier, then the live
+        // definition is compared with the approved digest.
+        let generation = *upstream.invalidations().borrow();
+        let client = upstream.clone();
+        let fetch = move || async move { client.list_tools().await };
+        let observed = match definitions
+            .check(entry.upstream_name(), &expected, generation, fetch)
+            .await
+        {
+            Ok(verified) => verified.digest(),
+            Err(DefinitionCheckError::Fetch(error)) => {
+                let denial = upstream_denial(entry, upstream, &error, "listing its tools");
+                return Err(self.deny(denial, base, identity_of(&error), started).await);
+            }
+            Err(error) => {
+                let reason = error
+                    .denial_reason()
+                    .unwrap_or(DenialReason::DefinitionMismatch);
+                let observed = error.observed();
+                let denial = Denial {
+                    reason,
+                    tool: entry.tool_name().to_owned(),
+                    upstream: Some(upstream.url().to_owned()),
+                    expected_definition: Some(expected),
+                    observed_definition: observed,
+                    message: format!(
+                        "tool {:?} denied: {} on {} (upstream tool {:?}): {error}",
+                        entry.tool_name(),
+                        reason.as_str(),
+                        upstream.url(),
+                        entry.upstream_name(),
+                    ),
+                };
+                let base = CallRecord {
+                    observed_definition: observed,
+                    ..base
+                };
+                // The connection passed the pinning verifier: record whom it reached.
+                let identity = self.observed_identity(upstream);
+                return Err(self.deny(denial, base, identity, started).await);
+            }
+        };
+
+        // Step 4: the decision is durable before anything is forwarded.
+        let allowed = CallRecord {
+            observed_definition: Some(observed),
+            identity: self.observed_identity(upstream),
+            detail: format!(
+                "approved; forwarding to {} as {:?}",
+                upstream.url(),
+                entry.upstream_name()
+            ),
+            latency: started.elapsed(),
+            ..base.clone()
+        };
+        self.record(allowed, &tool).await?;
+
+        // Step 5: forward, and return the result exactly as received.
+        match upstream
+            .call_tool(
+                entry.upstream_name(),
+                arguments_value,
+                meta.map(Value::Object),
+            )
+            .await
+        {
+            Ok(result) => Ok(result),
+            Err(error) => {
+                let mut denial = upstream_denial(entry, upstream, &error, "calling the tool");
+                denial.observed_definition = Some(observed);
+                let base = CallRecord {
+                    observed_definition: Some(observed),
+                    ..base
+                };
+                Err(self.deny(denial, base, identity_of(&error), started).await)
+            }
+        }
+    }
+
+    fn route(
+        &self,
+        tool: &str,
+    ) -> Option<(
+        &CatalogEntry,
+        &UpstreamClient,
+        &LiveDefinitions<UpstreamError>,
+    )> {
+        let entry = self.catalog.lookup(tool)?;
+        let index = *self.upstream_of_tool.get(tool)?;
+        Some((
+            entry,
+            self.upstreams.get(index)?,
+            self.definitions.get(index)?,
+        ))
+    }
+
+    /// The fingerprints the upstream presented on its newest connection (key, then certificate).
+    fn observed_identity(&self, upstream: &UpstreamClient) -> Option<AuditIdentity> {
+        let observed = upstream.observed_identity()?;
+        let mut fingerprints: Vec<String> = observed
+            .spki_sha256
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        fingerprints.push(observed.cert_sha256.to_string());
+        Some(AuditIdentity {
+            fingerprints,
+            spiffe_id: None,
+        })
+    }
+
+    async fn record(&self, record: CallRecord, tool: &str) -> Result<(), AuditUnavailable> {
+        match self.audit.record(record).await {
+            Ok(_) => Ok(()),
+            Err(error) => {
+                tracing::error!("audit log failure: {error}");
+                Err(AuditUnavailable {
+                    tool: tool.to_owned(),
+                    detail: error.to_string(),
+                })
+            }
+        }
+    }
+
+    /// Records a denial and returns it (or the audit failure that replaced it).
+    async fn deny(
+        &self,
+        denial: Denial,
+        base: CallRecord,
+        identity: Option<AuditIdentity>,
+        started: Instant,
+    ) -> CallFailure {
+        tracing::info!(tool = %denial.tool, reason = denial.reason.as_str(), "denied: {}", denial.message);
+        let record = CallRecord {
+            decision: Decision::Denied(denial.reason),
+            detail: denial.message.clone(),
+            identity: identity.or(base.identity.clone()),
+            latency: started.elapsed(),
+            ..base
+        };
+        match self.record(record, &denial.tool).await {
+            Ok(()) => CallFailure::Denied(denial),
+            Err(failure) => CallFailure::AuditUnavailable(failure),
+        }
+    }
+}
+
+/// The denial for an upstream failure while `doing` (identity, unavailable, or error).
+fn upstream_denial(
+    entry: &CatalogEntry,
+    upstream: &UpstreamClient,
+    error: &UpstreamError,
+    doing: &str,
+) -> Denial {
+    let reason = match error.reason() {
+        crate::upstream::REASON_IDENTITY_MISMATCH => DenialReason::IdentityMismatch,
+        crate::upstream::REASON_UPSTREAM_UNAVAILABLE => DenialReason::UpstreamUnavailable,
+        _ => DenialReason::UpstreamError,
+    };
+    let advice = match reason {
+        DenialReason::IdentityMismatch => "nothing was sent to it",
+        DenialReason::UpstreamUnavailable => {
+            "check that the upstream runs and is reachable, then retry"
+        }
+        _ => "the upstream's answer was not usable; check the upstream's logs",
+    };
+    Denial {
+        reason,
+        tool: entry.tool_name().to_owned(),
+        upstream: Some(upstream.url().to_owned()),
+        expected_definition: Some(entry.definition_hash()),
+        observed_definition: None,
+        message: format!(
+            "tool {:?} denied: {} while {doing}: {error}; {advice}",
+            entry.tool_name(),
+            reason.as_str(),
+        ),
+    }
+}
+
+/// What the upstream presented, when the failure is an identity mismatch that says so.
+fn identity_of(error: &UpstreamError) -> Option<AuditIdentity> {
+    match error.identity_error()? {
+        IdentityError::PinMismatch { presented, .. } => Some(AuditIdentity {
+            fingerprints: vec![presented.to_string()],
+            spiffe_id: None,
+        }),
+        _ => None,
+    }
+}
+
+fn shorten(text: &str) -> String {
+    let mut short: String = text.chars().take(200).collect();
+    if short.len() < text.len() {
+        short.push('…');
+    }
+    short
+}

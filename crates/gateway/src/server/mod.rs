@@ -1,1 +1,126 @@
-//! `server` (in progress).
+//! The client-facing side of the gateway: MCP Streamable HTTP on `/mcp` and newline-delimited
+//! JSON-RPC on stdio (DESIGN.md §5 "Clients").
+//!
+//! Both protocol generations are served. The session generation (2025-03-26, 2025-06-18,
+//! 2025-11-25): `initialize` negotiates the version and issues a random `Mcp-Session-Id`, which
+//! every later request must carry (unknown → 404; `DELETE /mcp` ends it). The stateless
+//! generation (2026-07-28): `server/discover`, no session, and the `MCP-Protocol-Version`,
+//! `Mcp-Method` and `Mcp-Name` headers checked against the body (-32020 on a mismatch).
+//!
+//! Offered methods: `initialize`, `ping`, `server/discover`, `tools/list` (the catalog's
+//! approved definitions under their catalog names, paginated) and `tools/call` (through the
+//! [`Router`]). Anything else is -32601. Host and Origin are checked against allow-lists before
+//! a request is read (403); bodies are bounded (413) and so are responses.
+//!
+//! # Decisions
+//!
+//! - **Batches** (JSON arrays) are refused with -32600 and HTTP 400: MCP removed them in
+//!   2025-06-18, and one request per POST keeps one audit decision per exchange.
+//! - **Answers are JSON**, never SSE: each request has exactly one response and the gateway sends
+//!   clients no notifications. `GET /mcp` (the server-to-client stream) is 405.
+//! - **HTTP statuses of errors**: in the session generation a JSON-RPC error is HTTP 200; in
+//!   2026-07-28 the statuses of the Python reference apply (400 for -32700, -32600, -32602,
+//!   -32020, -32021, -32022; 404 for -32601; 200 otherwise, including the gateway's denials
+//!   other than `tool_not_in_catalog`).
+//! - **Sessions** are 128-bit random hex ids, kept in memory (at most
+//!   [`DEFAULT_MAX_SESSIONS`] by default; the least recently used is dropped first).
+//! - **2026-07-28 results** gain `resultType: "complete"` when the upstream's result lacks it
+//!   (that version requires it); listings also carry `cacheScope: "private"` and `ttlMs: 0`.
+//!   Nothing else of an upstream result is changed.
+//! - **`_meta` of a call** is forwarded without the client's reserved
+//!   `io.modelcontextprotocol/*` keys, which describe the client's exchange with the gateway.
+//! - **Host** must name an allowed host (default: `localhost`, `127.0.0.1`, `[::1]` and the
+//!   listen IP, any port); **Origin**, when sent, must be `http`/`https` on such a host or one of
+//!   the configured origins. A missing Origin (a non-browser client) is allowed.
+
+mod dispatch;
+mod http;
+mod listen;
+mod listing;
+mod options;
+mod rebinding;
+mod session;
+mod stdio;
+
+use std::future::Future;
+use std::io;
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
+
+use crate::router::Router;
+
+pub use self::http::MCP_PATH;
+pub use self::options::{
+    DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE,
+    InvalidAllowListEntry, ServerOptions,
+};
+
+use self::listing::ToolListing;
+use self::session::SessionTable;
+
+/// The gateway as MCP clients see it: a [`Router`] behind the MCP transports.
+#[derive(Debug)]
+pub struct Gateway {
+    router: Arc<Router>,
+    options: ServerOptions,
+    sessions: SessionTable,
+    listing: ToolListing,
+}
+
+impl Gateway {
+    /// Puts `router` behind the client-facing transports with `options`.
+    pub fn new(router: Arc<Router>, options: ServerOptions) -> Arc<Gateway> {
+        let measurement = router.catalog().measurement().digest().to_string();
+        let tag = measurement.strip_prefix("sha256:").unwrap_or(&measurement);
+        let listing = ToolListing::new(router.listed_tools(), options.page_size, tag);
+        let sessions = SessionTable::new(options.max_sessions);
+        Arc::new(Gateway {
+            router,
+            options,
+            sessions,
+            listing,
+        })
+    }
+
+    /// The router calls go through.
+    pub fn router(&self) -> &Arc<Router> {
+        &self.router
+    }
+
+    /// Serves MCP Streamable HTTP on `listener` (TLS when `tls` is given, HTTP/1.1 and HTTP/2)
+    /// until `shutdown` completes; then stops accepting, lets in-flight exchanges finish
+    /// (bounded by 30 s) and returns.
+    ///
+    /// # Errors
+    ///
+    /// None today; the `io::Result` leaves room for listener failures that end serving.
+    pub async fn serve_http(
+        self: Arc<Self>,
+        listener: TcpListener,
+        tls: Option<Arc<rustls::ServerConfig>>,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> io::Result<()> {
+        listen::serve(self, listener, tls, shutdown).await
+    }
+
+    /// Serves newline-delimited JSON-RPC from `input` to `output` until `input` ends or
+    /// `shutdown` completes, then answers what is in flight and returns.
+    ///
+    /// # Errors
+    ///
+    /// Reading `input` or writing `output` failed.
+    pub async fn serve_stdio<R, W>(
+        self: Arc<Self>,
+        input: R,
+        output: W,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> io::Result<()>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        stdio::serve(self, input, output, shutdown).await
+    }
+}

@@ -1,0 +1,92 @@
+//! Writing a catalog that pins a demo upstream: what an operator does by hand with
+//! `toolgate identity` and `toolgate digest`, done in code for the demo and the tests.
+
+use jcs_digest::{Profile, TOOL_DEFINITION_MEMBERS, ToolDigestError, tool_definition_digest};
+use serde_json::{Map, Value, json};
+use server_identity::Fingerprint;
+
+/// One catalog entry binding `tool_name` to the upstream tool `definition` (as its
+/// `tools/list` serves it) at `url`, pinned by the key fingerprint `spki` with `tls_trust: pin`
+/// (the demo upstream's certificate is self-issued).
+///
+/// The approved definition keeps the six hashed members (seed 000 §3) and its
+/// `definition_hash` is their digest under the upstream's name.
+///
+/// # Errors
+///
+/// [`ToolDigestError`] when the definition cannot be digested.
+pub fn pinned_entry(
+    tool_name: &str,
+    definition: &Value,
+    url: &str,
+    spki: &Fingerprint,
+) -> Result<Value, ToolDigestError> {
+    let mut approved = Map::new();
+    if let Value::Object(members) = definition {
+        for member in TOOL_DEFINITION_MEMBERS {
+            if let Some(value) = members.get(member).filter(|value| !value.is_null()) {
+                approved.insert(member.to_owned(), value.clone());
+            }
+        }
+    }
+    let upstream_name = approved
+        .get("name")
+        .and_then(Value::as_str)
+        .unwrap_or(tool_name)
+        .to_owned();
+    approved.insert("name".into(), Value::from(upstream_name.as_str()));
+    let digest = tool_definition_digest(&Value::Object(approved.clone()), Profile::Trace)?;
+    Ok(json!({
+        "tool_name": tool_name,
+        "upstream_name": upstream_name,
+        "server": {
+            "display_name": "toolgate demo upstream",
+            "url": url,
+            "tls_fingerprint": spki.to_string(),
+            "rotation_mode": "key-pinned",
+            "tls_trust": "pin",
+        },
+        "approved_definition": Value::Object(approved),
+        "definition_hash": digest.to_string(),
+        "added_at": "2026-01-01T00:00:00Z",
+        "approved_by": "toolgate demo",
+    }))
+}
+
+/// The tools the upstream at `url` serves now, read through a client that pins `spki` with
+/// `tls_trust: pin`: what an operator reviews before approving.
+///
+/// # Errors
+///
+/// [`crate::upstream::UpstreamError`] when the upstream cannot be listed (an
+/// [`crate::upstream::UpstreamError::Identity`] when it does not present `spki`).
+pub async fn observe_tools(
+    url: &str,
+    spki: &Fingerprint,
+) -> Result<Vec<Value>, crate::upstream::UpstreamError> {
+    use std::sync::Arc;
+
+    use server_identity::rustls::RootCertStore;
+    use server_identity::{ServerAnchors, TlsTrust, TrustBundles, client_config};
+
+    use crate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
+
+    let mut anchors = ServerAnchors::builder();
+    anchors.fingerprint(*spki).tls_trust(TlsTrust::Pin);
+    let invalid = |detail: String| UpstreamError::InvalidUrl {
+        url: url.to_owned(),
+        detail,
+    };
+    let anchors = anchors
+        .build()
+        .map_err(|error| invalid(error.to_string()))?;
+    let tls = client_config(
+        &anchors,
+        Arc::new(RootCertStore::empty()),
+        &TrustBundles::new(),
+    )
+    .map_err(|error| invalid(error.to_string()))?;
+    UpstreamClient::new(url, tls, UpstreamOptions::default())?
+        .list_tools()
+        .await
+}

@@ -1,0 +1,135 @@
+//! What the demo upstream serves and how: builder-style configuration.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::identity::DemoIdentity;
+use super::tools;
+
+/// How answers to requests are framed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResponseMode {
+    /// `Content-Type: application/json`, one JSON-RPC response.
+    Json,
+    /// `Content-Type: text/event-stream`: a priming event, any pending
+    /// `notifications/tools/list_changed`, then the response, then the stream ends.
+    Sse,
+}
+
+/// How `server/discover` is refused when the stateless generation is off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DiscoverRefusal {
+    /// HTTP 200 with JSON-RPC error -32601 (method not found).
+    MethodNotFound,
+    /// HTTP 400 with JSON-RPC error -32000 "Bad Request: Server not initialized", as the
+    /// TypeScript SDK's Streamable HTTP server answers any first request that is not
+    /// `initialize`.
+    BadRequest,
+}
+
+/// Configuration of a [`super::DemoUpstream`]: `new()` gives the defaults, setters take
+/// `&mut self`, and [`super::DemoUpstream::start`] takes a reference.
+#[derive(Debug, Clone)]
+pub struct DemoUpstreamConfig {
+    pub(super) tools: Vec<Value>,
+    pub(super) page_size: usize,
+    pub(super) stateless: bool,
+    pub(super) sessions: bool,
+    pub(super) discover_refusal: DiscoverRefusal,
+    pub(super) response_mode: ResponseMode,
+    pub(super) identity: Option<DemoIdentity>,
+    pub(super) path: String,
+    pub(super) max_request_bytes: usize,
+    pub(super) delay: Option<Duration>,
+}
+
+impl Default for DemoUpstreamConfig {
+    fn default() -> Self {
+        DemoUpstreamConfig::new()
+    }
+}
+
+impl DemoUpstreamConfig {
+    /// The defaults: the tools `echo`, `add` and `get_time`; one page; both protocol
+    /// generations; JSON answers; a freshly generated identity; path `/mcp`.
+    pub fn new() -> DemoUpstreamConfig {
+        DemoUpstreamConfig {
+            tools: tools::default_tools(),
+            page_size: 0,
+            stateless: true,
+            sessions: true,
+            discover_refusal: DiscoverRefusal::MethodNotFound,
+            response_mode: ResponseMode::Json,
+            identity: None,
+            path: "/mcp".to_owned(),
+            max_request_bytes: 1024 * 1024,
+            delay: None,
+        }
+    }
+
+    /// Replaces the tool definitions served by `tools/list`. Calls to tools other than `echo`,
+    /// `add` and `get_time` answer with the arguments echoed as structured content.
+    pub fn tools(&mut self, tools: Vec<Value>) -> &mut Self {
+        self.tools = tools;
+        self
+    }
+
+    /// Adds `count` filler tools (`filler_01`, …) after the others, so that pagination has
+    /// something to page through.
+    pub fn filler_tools(&mut self, count: usize) -> &mut Self {
+        for index in 1..=count {
+            self.tools.push(tools::filler_tool(index));
+        }
+        self
+    }
+
+    /// Tools per `tools/list` page; 0 (the default) serves every tool on one page.
+    pub fn page_size(&mut self, page_size: usize) -> &mut Self {
+        self.page_size = page_size;
+        self
+    }
+
+    /// Serve the 2026-07-28 generation (`server/discover`, stateless requests). Default on.
+    pub fn stateless(&mut self, enabled: bool) -> &mut Self {
+        self.stateless = enabled;
+        self
+    }
+
+    /// Serve the session generation (`initialize`, `Mcp-Session-Id`). Default on.
+    pub fn sessions(&mut self, enabled: bool) -> &mut Self {
+        self.sessions = enabled;
+        self
+    }
+
+    /// How `server/discover` is refused when [`stateless`](Self::stateless) is off.
+    pub fn discover_refusal(&mut self, refusal: DiscoverRefusal) -> &mut Self {
+        self.discover_refusal = refusal;
+        self
+    }
+
+    /// JSON (default) or SSE answers.
+    pub fn response_mode(&mut self, mode: ResponseMode) -> &mut Self {
+        self.response_mode = mode;
+        self
+    }
+
+    /// Presents this identity instead of a freshly generated one (to restart with the same
+    /// key, or to share a CA).
+    pub fn identity(&mut self, identity: DemoIdentity) -> &mut Self {
+        self.identity = Some(identity);
+        self
+    }
+
+    /// The endpoint path. Default `/mcp`.
+    pub fn path(&mut self, path: &str) -> &mut Self {
+        self.path = path.to_owned();
+        self
+    }
+
+    /// Delays every answer from the start (see also `DemoControls::set_delay`).
+    pub fn delay(&mut self, delay: Duration) -> &mut Self {
+        self.delay = Some(delay);
+        self
+    }
+}

@@ -1,0 +1,96 @@
+//! One [`UpstreamClient`] per distinct upstream of the catalog (URL and anchors), each with a
+//! TLS configuration that enforces that upstream's anchors inside the handshake.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use catalog_store::{Catalog, ServerBinding};
+use server_identity::rustls::RootCertStore;
+use server_identity::{ServerAnchors, TrustBundles, client_config};
+
+use crate::upstream::{UpstreamClient, UpstreamOptions};
+
+/// Why the router could not be built from a catalog.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RouterBuildError {
+    /// The server binding's anchors do not make a valid set.
+    #[error("catalog server {url}: its identity anchors are not usable: {detail}")]
+    Anchors {
+        /// The upstream URL.
+        url: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// No TLS client configuration could be made for the server (for example a `spiffe_id`
+    /// whose trust domain has no bundle: give one with `--spiffe-bundle DOMAIN=FILE`).
+    #[error("catalog server {url}: cannot configure TLS for it: {detail}")]
+    Tls {
+        /// The upstream URL.
+        url: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The upstream client refused the URL.
+    #[error("catalog server {url}: {detail}")]
+    Upstream {
+        /// The upstream URL.
+        url: String,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+/// The anchors a server binding pins.
+pub(crate) fn anchors_of(binding: &ServerBinding) -> Result<ServerAnchors, RouterBuildError> {
+    let mut builder = ServerAnchors::builder();
+    if let Some(fingerprint) = binding.tls_fingerprint() {
+        builder.fingerprint(*fingerprint);
+    }
+    for backup in binding.backup_fingerprints() {
+        builder.backup_fingerprint(*backup);
+    }
+    if let Some(spiffe_id) = binding.spiffe_id() {
+        builder.spiffe_id(spiffe_id.clone());
+    }
+    builder
+        .rotation_mode(binding.rotation_mode())
+        .tls_trust(binding.tls_trust());
+    builder.build().map_err(|error| RouterBuildError::Anchors {
+        url: binding.url().to_owned(),
+        detail: error.to_string(),
+    })
+}
+
+/// Builds the clients; returns them and, per catalog `tool_name`, the index of its client.
+pub(crate) fn build_upstreams(
+    catalog: &Catalog,
+    roots: &Arc<RootCertStore>,
+    bundles: &TrustBundles,
+    options: &UpstreamOptions,
+) -> Result<(Vec<UpstreamClient>, HashMap<String, usize>), RouterBuildError> {
+    let mut clients = Vec::with_capacity(catalog.servers().len());
+    let mut by_tool = HashMap::new();
+    for server in catalog.servers() {
+        let binding = server.binding();
+        let url = binding.url().to_owned();
+        let anchors = anchors_of(binding)?;
+        let tls = client_config(&anchors, roots.clone(), bundles).map_err(|error| {
+            RouterBuildError::Tls {
+                url: url.clone(),
+                detail: error.to_string(),
+            }
+        })?;
+        let client = UpstreamClient::new(&url, tls, options.clone()).map_err(|error| {
+            RouterBuildError::Upstream {
+                url: url.clone(),
+                detail: error.to_string(),
+            }
+        })?;
+        for tool_name in server.tool_names() {
+            by_tool.insert(tool_name.clone(), clients.len());
+        }
+        clients.push(client);
+    }
+    Ok((clients, by_tool))
+}

@@ -1,0 +1,222 @@
+//! The methods the gateway answers, shared by the HTTP and stdio transports.
+//!
+//! The transports decide the exchange (session generation with a negotiated version, or a
+//! stateless 2026-07-28 request whose envelope they already checked); this module turns one
+//! request into one result or one JSON-RPC error.
+
+use serde_json::{Map, Value, json};
+
+use crate::mcp::{ErrorObject, META_SERVER_INFO, ProtocolVersion, Request, error_codes, methods};
+use crate::router::ToolCall;
+
+use super::Gateway;
+
+/// How the current request reached the gateway.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exchange {
+    /// Inside a session that `initialize` opened with this version (or before one: stdio).
+    Session(ProtocolVersion),
+    /// A self-contained 2026-07-28 request whose `params._meta` envelope has been checked.
+    Stateless(ProtocolVersion),
+}
+
+/// The server's name and version, as `initialize` and `server/discover` report them.
+pub(crate) fn server_info() -> Value {
+    json!({"name": "toolgate", "title": "toolgate MCP gateway", "version": env!("CARGO_PKG_VERSION")})
+}
+
+const INSTRUCTIONS: &str = "A pinning MCP gateway: every tool is bound to one upstream server identity \
+     and one approved definition; a call is refused (error.data.reason) when either differs.";
+
+fn capabilities() -> Value {
+    // The catalog is fixed for the life of the process, so the list never changes.
+    json!({"tools": {"listChanged": false}})
+}
+
+/// The `initialize` result and the version it settles on: the client's version when the gateway
+/// speaks it (session generation), otherwise the newest session version (the client then
+/// decides whether it can continue).
+pub(crate) fn initialize(params: Option<&Map<String, Value>>) -> (ProtocolVersion, Value) {
+    let requested = params
+        .and_then(|params| params.get("protocolVersion"))
+        .and_then(Value::as_str);
+    let version = requested
+        .and_then(ProtocolVersion::from_wire)
+        .filter(|version| version.generation() == crate::mcp::Generation::Session)
+        .unwrap_or(ProtocolVersion::LATEST_SESSION);
+    let result = json!({
+        "protocolVersion": version.as_str(),
+        "capabilities": capabilities(),
+        "serverInfo": server_info(),
+        "instructions": INSTRUCTIONS,
+    });
+    (version, result)
+}
+
+/// Answers one request (never `initialize`, which the transports handle because it opens a
+/// session).
+///
+/// `session` is the client's `Mcp-Session-Id`, for the audit log.
+pub(crate) async fn answer(
+    gateway: &Gateway,
+    exchange: Exchange,
+    request: &Request,
+    session: Option<&str>,
+) -> Result<Value, ErrorObject> {
+    let params = request.params.as_ref();
+    let result = match request.method.as_str() {
+        methods::PING => Ok(json!({})),
+        methods::TOOLS_LIST => gateway.listing.page(params),
+        methods::TOOLS_CALL => call_tool(gateway, request, session).await,
+        methods::SERVER_DISCOVER if matches!(exchange, Exchange::Stateless(_)) => Ok(discover()),
+        methods::INITIALIZE => Err(ErrorObject::new(
+            error_codes::INVALID_REQUEST,
+            "initialize is not valid here: a 2026-07-28 request carries its protocol version in \
+             params._meta; use server/discover, or send initialize without that envelope",
+        )),
+        other => Err(method_not_found(other)),
+    }?;
+    Ok(match exchange {
+        Exchange::Session(_) => result,
+        Exchange::Stateless(_) => stamp_stateless(&request.method, result),
+    })
+}
+
+pub(crate) fn method_not_found(method: &str) -> ErrorObject {
+    let shown: String = method.chars().take(100).collect();
+    ErrorObject::new(
+        error_codes::METHOD_NOT_FOUND,
+        format!(
+            "Method not found: {shown:?}; this gateway offers tools only \
+             (initialize, ping, server/discover, tools/list, tools/call)"
+        ),
+    )
+}
+
+fn discover() -> Value {
+    let mut meta = Map::new();
+    meta.insert(META_SERVER_INFO.into(), server_info());
+    json!({
+        "supportedVersions": [ProtocolVersion::V2026_07_28.as_str()],
+        "capabilities": capabilities(),
+        "instructions": INSTRUCTIONS,
+        "_meta": Value::Object(meta),
+    })
+}
+
+/// 2026-07-28 results carry `resultType` (required of servers at that version), and listings
+/// carry the cache hints `cacheScope` and `ttlMs`. An upstream of the session generation sends
+/// none of them, so they are added when absent; nothing present is changed.
+fn stamp_stateless(method: &str, mut result: Value) -> Value {
+    if let Value::Object(object) = &mut result {
+        object
+            .entry("resultType")
+            .or_insert_with(|| Value::from("complete"));
+        if method == methods::TOOLS_LIST || method == methods::SERVER_DISCOVER {
+            object
+                .entry("cacheScope")
+                .or_insert_with(|| Value::from("private"));
+            object.entry("ttlMs").or_insert_with(|| Value::from(0));
+        }
+    }
+    result
+}
+
+async fn call_tool(
+    gateway: &Gateway,
+    request: &Request,
+    session: Option<&str>,
+) -> Result<Value, ErrorObject> {
+    let Some(params) = request.params.as_ref() else {
+        return Err(invalid_params("tools/call needs params with a \"name\""));
+    };
+    let Some(Value::String(name)) = params.get("name") else {
+        return Err(invalid_params(
+            "tools/call needs params.name, the tool's name as a string",
+        ));
+    };
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(arguments)) => Some(arguments.clone()),
+        Some(_) => {
+            return Err(invalid_params(
+                "tools/call params.arguments must be an object",
+            ));
+        }
+    };
+    let meta = match params.get("_meta") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(meta)) => {
+            // The reserved `io.modelcontextprotocol/*` keys describe this client's exchange with
+            // the gateway (version, capabilities); the upstream exchange carries its own.
+            let passed: Map<String, Value> = meta
+                .iter()
+                .filter(|(key, _)| !key.starts_with("io.modelcontextprotocol/"))
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect();
+            (!passed.is_empty()).then_some(passed)
+        }
+        Some(_) => return Err(invalid_params("tools/call params._meta must be an object")),
+    };
+    let mut call = ToolCall::new(name.clone());
+    call.arguments = arguments;
+    call.meta = meta;
+    call.session_id = session.map(str::to_owned);
+    call.request_id = Some(request.id.to_value());
+    gateway
+        .router
+        .call_tool(call)
+        .await
+        .map_err(|failure| failure.to_error_object())
+}
+
+fn invalid_params(message: &str) -> ErrorObject {
+    ErrorObject::new(
+        error_codes::INVALID_PARAMS,
+        format!("Invalid params: {message}"),
+    )
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn initialize_echoes_a_supported_session_version_and_falls_back_to_the_newest() {
+        for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+            let mut params = Map::new();
+            params.insert("protocolVersion".into(), version.into());
+            let (negotiated, result) = initialize(Some(&params));
+            assert_eq!(negotiated.as_str(), version);
+            assert_eq!(result["protocolVersion"], version);
+        }
+        for version in [json!("2024-11-05"), json!("2026-07-28"), json!(7)] {
+            let mut params = Map::new();
+            params.insert("protocolVersion".into(), version);
+            let (negotiated, result) = initialize(Some(&params));
+            assert_eq!(negotiated, ProtocolVersion::V2025_11_25);
+            assert_eq!(result["protocolVersion"], "2025-11-25");
+            assert_eq!(
+                result["capabilities"],
+                json!({"tools": {"listChanged": false}})
+            );
+        }
+    }
+
+    #[test]
+    fn stateless_results_gain_result_type_and_keep_everything_else() {
+        let stamped = stamp_stateless("tools/call", json!({"content": [], "isError": true}));
+        assert_eq!(
+            stamped,
+            json!({"content": [], "isError": true, "resultType": "complete"})
+        );
+        let kept = stamp_stateless("tools/call", json!({"content": [], "resultType": "other"}));
+        assert_eq!(kept["resultType"], "other");
+        let listed = stamp_stateless("tools/list", json!({"tools": []}));
+        assert_eq!(
+            listed,
+            json!({"tools": [], "resultType": "complete", "cacheScope": "private", "ttlMs": 0})
+        );
+    }
+}

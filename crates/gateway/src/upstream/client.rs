@@ -1,0 +1,600 @@
+//! The client: negotiation of the protocol generation, sessions, listing and calling.
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use bytes::Bytes;
+use http::{HeaderName, HeaderValue, StatusCode};
+use serde_json::{Map, Value, json};
+use tokio::sync::watch;
+
+use super::connection::Pool;
+use super::endpoint::Endpoint;
+use super::error::UpstreamError;
+use super::identity::ObservedIdentity;
+use super::listener;
+use super::names;
+use super::options::UpstreamOptions;
+use super::transport::{Answer, Outgoing, Transport};
+use crate::mcp::{
+    self, Generation, Message, Notification, ProtocolVersion, Request, RequestId, ResponsePayload,
+};
+
+/// The client's name in `clientInfo`.
+const CLIENT_NAME: &str = "toolgate";
+
+/// The protocol state agreed with the upstream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Negotiated {
+    /// 2026-07-28: no session.
+    Stateless,
+    /// The session generation, with the session id the server issued (if it issued one).
+    Session {
+        version: ProtocolVersion,
+        session_id: Option<Arc<str>>,
+    },
+}
+
+/// A client for one upstream MCP server. Cheap to clone; clones share connections, the
+/// negotiated session and the invalidation signal.
+#[derive(Clone)]
+pub struct UpstreamClient {
+    inner: Arc<Inner>,
+}
+
+pub(super) struct Inner {
+    pub(super) transport: Transport,
+    options: UpstreamOptions,
+    pub(super) invalidations: watch::Sender<u64>,
+    next_id: AtomicI64,
+    state: Mutex<Option<Negotiated>>,
+    negotiating: tokio::sync::Mutex<()>,
+    listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        if let Ok(mut listener) = self.listener.lock() {
+            if let Some(task) = listener.take() {
+                task.abort();
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for UpstreamClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UpstreamClient")
+            .field("url", &self.inner.transport.endpoint.url)
+            .field("negotiated", &self.inner.current())
+            .finish_non_exhaustive()
+    }
+}
+
+impl UpstreamClient {
+    /// A client for the upstream at `url` (`https` only), connecting with `tls` (from
+    /// `server_identity::client_config`, which enforces the catalog's anchors in the handshake;
+    /// ALPN is narrowed to `http/1.1` on a copy). Nothing is sent until the first request.
+    ///
+    /// # Errors
+    ///
+    /// [`UpstreamError::InvalidUrl`] for a URL that is not `https://HOST[:PORT]/PATH`.
+    pub fn new(
+        url: &str,
+        tls: Arc<rustls::ClientConfig>,
+        options: UpstreamOptions,
+    ) -> Result<UpstreamClient, UpstreamError> {
+        let endpoint = Arc::new(Endpoint::parse(url)?);
+        let pool = Pool::new(
+            endpoint.clone(),
+            tls,
+            options.connect_timeout,
+            options.max_idle_connections,
+        );
+        let (invalidations, _) = watch::channel(0);
+        Ok(UpstreamClient {
+            inner: Arc::new(Inner {
+                transport: Transport {
+                    endpoint,
+                    pool,
+                    request_timeout: options.request_timeout,
+                    max_response_bytes: options.max_response_bytes,
+                },
+                options,
+                invalidations,
+                next_id: AtomicI64::new(1),
+                state: Mutex::new(None),
+                negotiating: tokio::sync::Mutex::new(()),
+                listener: Mutex::new(None),
+            }),
+        })
+    }
+
+    /// Every tool the upstream lists, every page followed (`nextCursor`), each definition as
+    /// received.
+    ///
+    /// # Errors
+    ///
+    /// [`UpstreamError`]; see [`UpstreamError::reason`]. More pages than
+    /// [`UpstreamOptions::max_list_pages`] is [`UpstreamError::TooManyPages`].
+    pub async fn list_tools(&self) -> Result<Vec<Value>, UpstreamError> {
+        let method = mcp::methods::TOOLS_LIST;
+        let mut tools = Vec::new();
+        let mut cursor: Option<String> = None;
+        for _ in 0..self.inner.options.max_list_pages {
+            let mut params = Map::new();
+            if let Some(cursor) = cursor.take() {
+                params.insert("cursor".to_owned(), Value::String(cursor));
+            }
+            let result = self.request(method, params).await?;
+            let Value::Object(mut result) = result else {
+                return Err(self.malformed(method, "the result is not an object"));
+            };
+            match result.remove("tools") {
+                Some(Value::Array(page)) => tools.extend(page),
+                _ => return Err(self.malformed(method, "the result has no `tools` array")),
+            }
+            match result.remove("nextCursor") {
+                None | Some(Value::Null) => return Ok(tools),
+                Some(Value::String(next)) => cursor = Some(next),
+                Some(_) => return Err(self.malformed(method, "`nextCursor` is not a string")),
+            }
+        }
+        Err(UpstreamError::TooManyPages {
+            url: self.url().to_owned(),
+            limit: self.inner.options.max_list_pages,
+        })
+    }
+
+    /// Calls the upstream's tool `name` with `arguments` and request `_meta`, and returns the
+    /// upstream's `result` object exactly as received (content, structuredContent, isError,
+    /// _meta; nothing is deserialized into a typed model).
+    ///
+    /// # Errors
+    ///
+    /// [`UpstreamError`]; a JSON-RPC error answer is [`UpstreamError::JsonRpc`] with the
+    /// upstream's code and message. A tool that failed but answered (`isError: true`) is a
+    /// result, not an error.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+        meta: Option<Value>,
+    ) -> Result<Value, UpstreamError> {
+        let method = mcp::methods::TOOLS_CALL;
+        let mut params = Map::new();
+        params.insert("name".to_owned(), Value::String(name.to_owned()));
+        if let Some(arguments) = arguments {
+            params.insert("arguments".to_owned(), arguments);
+        }
+        if let Some(meta) = meta {
+            params.insert("_meta".to_owned(), meta);
+        }
+        let result = self.request(method, params).await?;
+        if !result.is_object() {
+            return Err(self.malformed(method, "the result is not an object"));
+        }
+        Ok(result)
+    }
+
+    /// A counter that increases whenever what was learned from the upstream may be stale: a
+    /// `notifications/tools/list_changed` (in an SSE answer or on the session's event stream),
+    /// a new session, a reopened event stream, or a reconnect (a new connection made while no
+    /// other was live, after an earlier one existed: notifications may have been missed in
+    /// between). More connections for concurrent calls are not reconnects.
+    pub fn invalidations(&self) -> watch::Receiver<u64> {
+        self.inner.invalidations.subscribe()
+    }
+
+    /// The upstream URL.
+    pub fn url(&self) -> &str {
+        &self.inner.transport.endpoint.url
+    }
+
+    /// What the upstream presented on the newest connection (every connection passed the
+    /// pinning verifier; this is for the audit log). `None` before the first connection.
+    pub fn observed_identity(&self) -> Option<ObservedIdentity> {
+        self.inner.transport.pool.observed()
+    }
+
+    /// The protocol version in use, once negotiated.
+    pub fn protocol_version(&self) -> Option<ProtocolVersion> {
+        self.inner.current().map(|negotiated| match negotiated {
+            Negotiated::Stateless => ProtocolVersion::V2026_07_28,
+            Negotiated::Session { version, .. } => version,
+        })
+    }
+
+    /// The session id the upstream issued, in the session generation.
+    pub fn session_id(&self) -> Option<String> {
+        match self.inner.current() {
+            Some(Negotiated::Session { session_id, .. }) => session_id.map(|id| id.to_string()),
+            _ => None,
+        }
+    }
+
+    /// How many TLS connections were made so far (each one verified in its handshake).
+    pub fn connections_made(&self) -> u64 {
+        self.inner.transport.pool.connections_made()
+    }
+
+    fn malformed(&self, method: &str, detail: &str) -> UpstreamError {
+        self.inner.transport.malformed(method, detail.to_owned())
+    }
+
+    /// One request, with negotiation first and one re-initialization when the upstream has
+    /// forgotten the session (HTTP 404 on a request with a session id, whatever the body).
+    async fn request(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+    ) -> Result<Value, UpstreamError> {
+        let negotiated = self.ensure_negotiated().await?;
+        let (sent_params, headers) = self.stamp(&negotiated, method, params.clone());
+        match self
+            .exchange_with_status(method, sent_params, headers)
+            .await
+        {
+            Ok((result, _)) => Ok(result),
+            Err((_, Some(StatusCode::NOT_FOUND)))
+                if matches!(
+                    &negotiated,
+                    Negotiated::Session {
+                        session_id: Some(_),
+                        ..
+                    }
+                ) =>
+            {
+                let renewed = self.renegotiate(&negotiated).await?;
+                let (sent_params, headers) = self.stamp(&renewed, method, params);
+                self.exchange(method, sent_params, headers)
+                    .await
+                    .map(|(result, _)| result)
+            }
+            Err((error, _)) => Err(error),
+        }
+    }
+
+    /// Sends one request with exactly these params and headers; the result and the answer's
+    /// session id.
+    async fn exchange(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        headers: Vec<(HeaderName, HeaderValue)>,
+    ) -> Result<(Value, Option<String>), UpstreamError> {
+        self.exchange_with_status(method, params, headers)
+            .await
+            .map_err(|(error, _)| error)
+    }
+
+    /// As [`Self::exchange`], with the HTTP status of a failed answer beside the error.
+    async fn exchange_with_status(
+        &self,
+        method: &str,
+        params: Map<String, Value>,
+        headers: Vec<(HeaderName, HeaderValue)>,
+    ) -> Result<(Value, Option<String>), (UpstreamError, Option<StatusCode>)> {
+        let id = RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let message = Message::Request(Request {
+            id: id.clone(),
+            method: method.to_owned(),
+            params: Some(params),
+        });
+        let answer = self
+            .inner
+            .transport
+            .post(Outgoing {
+                method,
+                id: Some(&id),
+                body: Bytes::from(message.to_vec()),
+                headers,
+                idempotent: method != mcp::methods::TOOLS_CALL,
+            })
+            .await
+            .map_err(|error| (error, None))?;
+        self.note(&answer);
+        let url = self.url().to_owned();
+        let session_id = answer.session_id.clone();
+        let status = answer.status;
+        let outcome = match answer.response {
+            Some(response) => match response.payload {
+                ResponsePayload::Error(error) => Err(UpstreamError::JsonRpc {
+                    url,
+                    method: method.to_owned(),
+                    code: error.code,
+                    message: error.message,
+                    data: error.data,
+                }),
+                ResponsePayload::Result(result) if answer.status.is_success() => {
+                    Ok((result, session_id))
+                }
+                ResponsePayload::Result(_) => Err(UpstreamError::HttpStatus {
+                    url,
+                    method: method.to_owned(),
+                    status: answer.status.as_u16(),
+                    body: answer.body_excerpt,
+                }),
+            },
+            None if !answer.status.is_success() => Err(UpstreamError::HttpStatus {
+                url,
+                method: method.to_owned(),
+                status: answer.status.as_u16(),
+                body: answer.body_excerpt,
+            }),
+            None => Err(self.malformed(
+                method,
+                &format!(
+                    "HTTP {} without a JSON-RPC response",
+                    answer.status.as_u16()
+                ),
+            )),
+        };
+        outcome.map_err(|error| (error, (!status.is_success()).then_some(status)))
+    }
+
+    /// Records what an answer says about freshness.
+    fn note(&self, answer: &Answer) {
+        let mut bumps = answer.list_changed;
+        if answer.reconnected {
+            bumps += 1;
+        }
+        if bumps > 0 {
+            self.inner.bump(bumps);
+        }
+    }
+
+    /// The params and headers of a request under `negotiated`.
+    fn stamp(
+        &self,
+        negotiated: &Negotiated,
+        method: &str,
+        mut params: Map<String, Value>,
+    ) -> (Map<String, Value>, Vec<(HeaderName, HeaderValue)>) {
+        let mut headers = Vec::new();
+        match negotiated {
+            Negotiated::Stateless => {
+                let version = ProtocolVersion::V2026_07_28.as_str();
+                // 2026-07-28: the envelope in `params._meta`, mirrored by headers the server
+                // checks against the body (RECIPE.md; -32020 on a mismatch).
+                let mut meta = match params.remove("_meta") {
+                    Some(Value::Object(meta)) => meta,
+                    _ => Map::new(),
+                };
+                meta.insert(mcp::META_PROTOCOL_VERSION.to_owned(), Value::from(version));
+                meta.insert(mcp::META_CLIENT_CAPABILITIES.to_owned(), json!({}));
+                meta.insert(mcp::META_CLIENT_INFO.to_owned(), client_info());
+                params.insert("_meta".to_owned(), Value::Object(meta));
+                push_header(&mut headers, names::MCP_PROTOCOL_VERSION.clone(), version);
+                push_header(&mut headers, names::MCP_METHOD.clone(), method);
+                if let Some(name) = mcp::name_bearing_param(method)
+                    .and_then(|member| params.get(member))
+                    .and_then(Value::as_str)
+                {
+                    push_header(
+                        &mut headers,
+                        names::MCP_NAME.clone(),
+                        &mcp::encode_header_value(name),
+                    );
+                }
+            }
+            Negotiated::Session {
+                version,
+                session_id,
+            } => {
+                if let Some(session_id) = session_id {
+                    push_header(&mut headers, names::MCP_SESSION_ID.clone(), session_id);
+                }
+                push_header(
+                    &mut headers,
+                    names::MCP_PROTOCOL_VERSION.clone(),
+                    version.as_str(),
+                );
+            }
+        }
+        (params, headers)
+    }
+
+    async fn ensure_negotiated(&self) -> Result<Negotiated, UpstreamError> {
+        if let Some(negotiated) = self.inner.current() {
+            return Ok(negotiated);
+        }
+        let _guard = self.inner.negotiating.lock().await;
+        if let Some(negotiated) = self.inner.current() {
+            return Ok(negotiated);
+        }
+        let negotiated = self.negotiate().await?;
+        self.inner.set(Some(negotiated.clone()));
+        self.start_listener(&negotiated);
+        Ok(negotiated)
+    }
+
+    /// A new session after `stale` was lost, unless another task already made one.
+    async fn renegotiate(&self, stale: &Negotiated) -> Result<Negotiated, UpstreamError> {
+        let _guard = self.inner.negotiating.lock().await;
+        if let Some(current) = self.inner.current() {
+            if &current != stale {
+                return Ok(current);
+            }
+        }
+        tracing::info!(upstream = %self.url(), "upstream forgot the session; initializing again");
+        self.inner.set(None);
+        // Whatever was learned under the old session may be stale.
+        self.inner.bump(1);
+        let negotiated = self.negotiate().await?;
+        self.inner.set(Some(negotiated.clone()));
+        self.start_listener(&negotiated);
+        Ok(negotiated)
+    }
+
+    /// 2026-07-28 first (`server/discover`), `initialize` when the upstream refuses it.
+    async fn negotiate(&self) -> Result<Negotiated, UpstreamError> {
+        match self.inner.options.generation {
+            Some(Generation::Session) => return self.initialize().await,
+            Some(Generation::Stateless) => {
+                return match self.discover().await? {
+                    Some(negotiated) => Ok(negotiated),
+                    None => Err(UpstreamError::UnsupportedVersion {
+                        url: self.url().to_owned(),
+                        offered: "no 2026-07-28 (server/discover refused)".to_owned(),
+                    }),
+                };
+            }
+            None => {}
+        }
+        match self.discover().await? {
+            Some(negotiated) => Ok(negotiated),
+            None => self.initialize().await,
+        }
+    }
+
+    /// `server/discover`: `Some(Stateless)` when the upstream speaks 2026-07-28, `None` when it
+    /// refuses (a JSON-RPC error, an HTTP 4xx, or a result without 2026-07-28 — as the Python
+    /// SDK's probe decides), an error for anything that is not an answer (network, identity,
+    /// timeout, 5xx).
+    async fn discover(&self) -> Result<Option<Negotiated>, UpstreamError> {
+        let method = mcp::methods::SERVER_DISCOVER;
+        let (params, headers) = self.stamp(&Negotiated::Stateless, method, Map::new());
+        match self.exchange(method, params, headers).await {
+            Ok((result, _)) => {
+                let speaks_2026 = result
+                    .get("supportedVersions")
+                    .and_then(Value::as_array)
+                    .is_some_and(|versions| {
+                        versions.iter().any(|version| {
+                            version.as_str() == Some(ProtocolVersion::V2026_07_28.as_str())
+                        })
+                    });
+                Ok(speaks_2026.then_some(Negotiated::Stateless))
+            }
+            Err(UpstreamError::JsonRpc { code, message, .. }) => {
+                tracing::debug!(upstream = %self.url(), code, %message, "server/discover refused");
+                Ok(None)
+            }
+            Err(UpstreamError::HttpStatus { status, .. }) if (400..500).contains(&status) => {
+                tracing::debug!(upstream = %self.url(), status, "server/discover refused");
+                Ok(None)
+            }
+            Err(other) => Err(other),
+        }
+    }
+
+    /// `initialize` and `notifications/initialized` (session generation).
+    async fn initialize(&self) -> Result<Negotiated, UpstreamError> {
+        let method = mcp::methods::INITIALIZE;
+        let mut params = Map::new();
+        params.insert(
+            "protocolVersion".to_owned(),
+            Value::from(ProtocolVersion::LATEST_SESSION.as_str()),
+        );
+        params.insert("capabilities".to_owned(), json!({}));
+        params.insert("clientInfo".to_owned(), client_info());
+        let (result, session_id) = self.exchange(method, params, Vec::new()).await?;
+        let offered = result
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .ok_or_else(|| self.malformed(method, "the result has no `protocolVersion`"))?;
+        let version = ProtocolVersion::from_wire(offered)
+            .filter(|version| version.generation() == Generation::Session)
+            .ok_or_else(|| UpstreamError::UnsupportedVersion {
+                url: self.url().to_owned(),
+                offered: offered.to_owned(),
+            })?;
+        if let Some(id) = &session_id {
+            // The id goes back in a header on every request: it must be visible ASCII.
+            if id.is_empty() || !id.bytes().all(|byte| (0x21..=0x7e).contains(&byte)) {
+                return Err(self.malformed(method, "the Mcp-Session-Id is not visible ASCII"));
+            }
+        }
+        let negotiated = Negotiated::Session {
+            version,
+            session_id: session_id.map(Arc::from),
+        };
+        let (_, headers) = self.stamp(&negotiated, method, Map::new());
+        let initialized = Message::Notification(Notification {
+            method: mcp::methods::NOTIFICATIONS_INITIALIZED.to_owned(),
+            params: None,
+        });
+        let answer = self
+            .inner
+            .transport
+            .post(Outgoing {
+                method: mcp::methods::NOTIFICATIONS_INITIALIZED,
+                id: None,
+                body: Bytes::from(initialized.to_vec()),
+                headers,
+                idempotent: true,
+            })
+            .await?;
+        self.note(&answer);
+        if !answer.status.is_success() {
+            return Err(UpstreamError::HttpStatus {
+                url: self.url().to_owned(),
+                method: mcp::methods::NOTIFICATIONS_INITIALIZED.to_owned(),
+                status: answer.status.as_u16(),
+                body: answer.body_excerpt,
+            });
+        }
+        Ok(negotiated)
+    }
+
+    fn start_listener(&self, negotiated: &Negotiated) {
+        let Negotiated::Session {
+            version,
+            session_id: Some(session_id),
+        } = negotiated
+        else {
+            return;
+        };
+        if !self.inner.options.listen_for_notifications {
+            return;
+        }
+        let task = tokio::spawn(listener::listen(
+            Arc::downgrade(&self.inner),
+            *version,
+            session_id.clone(),
+        ));
+        if let Ok(mut slot) = self.inner.listener.lock() {
+            if let Some(previous) = slot.replace(task) {
+                previous.abort();
+            }
+        }
+    }
+}
+
+impl Inner {
+    fn current(&self) -> Option<Negotiated> {
+        self.state.lock().ok().and_then(|state| state.clone())
+    }
+
+    fn set(&self, negotiated: Option<Negotiated>) {
+        if let Ok(mut state) = self.state.lock() {
+            *state = negotiated;
+        }
+    }
+
+    pub(super) fn bump(&self, by: u64) {
+        self.invalidations
+            .send_modify(|generation| *generation += by);
+    }
+
+    /// Whether `session_id` is still the current session.
+    pub(super) fn is_current_session(&self, session_id: &str) -> bool {
+        matches!(self.current(), Some(Negotiated::Session { session_id: Some(id), .. }) if &*id == session_id)
+    }
+}
+
+/// Used by the listener, which holds only a weak reference.
+pub(super) type WeakInner = Weak<Inner>;
+
+fn client_info() -> Value {
+    json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
+}
+
+fn push_header(headers: &mut Vec<(HeaderName, HeaderValue)>, name: HeaderName, value: &str) {
+    // Every value here is visible ASCII (versions, method names, checked session ids, encoded
+    // names); a value that is not is left out rather than sent altered.
+    if let Ok(value) = HeaderValue::from_str(value) {
+        headers.push((name, value));
+    }
+}
