@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=bench/out
+target="${CARGO_TARGET_DIR:-target}"
 mkdir -p "$out"
 
 cargo build --release -q -p gateway
@@ -15,7 +16,7 @@ rustc -O --edition 2021 bench/gen_catalog.rs -o "$out/gen_catalog"
 for n in 10 1000 10000; do
   "$out/gen_catalog" "$n" "$out/catalog-$n.json"
   # Both implementations must print the same object before their speed means anything.
-  target/release/toolgate digest --json "$out/catalog-$n.json" > "$out/rust-$n.json"
+  "$target/release/toolgate" digest --json "$out/catalog-$n.json" > "$out/rust-$n.json"
   "$out/venv/bin/python" bench/py_digest.py "$out/catalog-$n.json" > "$out/python-$n.json"
   cmp "$out/rust-$n.json" "$out/python-$n.json"
   echo "catalog of $n tools: $(wc -c < "$out/catalog-$n.json") bytes, outputs agree"
@@ -23,7 +24,7 @@ done
 
 for n in 10 1000 10000; do
   hyperfine --warmup 2 --min-runs 10 --export-markdown "$out/compare-$n.md" \
-    -n "toolgate digest ($n tools)" "target/release/toolgate digest --json $out/catalog-$n.json" \
+    -n "toolgate digest ($n tools)" ""$target/release/toolgate" digest --json $out/catalog-$n.json" \
     -n "python rfc8785 ($n tools)" "$out/venv/bin/python bench/py_digest.py $out/catalog-$n.json"
 done
 cat "$out"/compare-*.md

@@ -51,8 +51,8 @@ def fold(per_key):
     if len(keys) > 500:
         rest = "\n".join(k + "=" + entries[k] for k in keys[500:])
         text = LABEL + ".overflow\n" + rest
+        # "tools:overflow" sorts after every "tool:" key (':' < 's'), so it is the last line.
         lines.append("tools:overflow=sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest())
-        lines.sort()
     catalog = "sha256:" + hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
     return entries, catalog
 
@@ -66,7 +66,7 @@ def main():
     for tool in doc:
         per_key.setdefault(tool_key(tool.get("name")), []).append(tool_digest(tool))
     entries, catalog = fold(per_key)
-    json.dump({"label": LABEL, "tools": entries, "catalog": catalog}, sys.stdout, separators=(",", ":"))
+    json.dump({"label": LABEL, "tools": dict(sorted(entries.items())), "catalog": catalog}, sys.stdout, separators=(",", ":"))
     sys.stdout.write("\n")
 
 

@@ -176,3 +176,30 @@ fn generic_fold_under_another_label() {
     assert_eq!(result.per_key().len(), 2);
     assert_eq!(OVERFLOW_KEY, "tools:overflow");
 }
+
+/// Regression: the fold sorts *keys*, then writes `key=digest` lines (seed 000 §5 step 1). Sorting
+/// the line texts instead gives another order whenever one key is a prefix of another and the
+/// longer key continues with a character below `=` (0x3D): `tool:a.b=` sorts before `tool:a=`,
+/// but `tool:a` sorts before `tool:a.b`. The bench's first Python reference made exactly that
+/// mistake on generated catalogs with names like `files.create_5` and `files.create_55`.
+#[test]
+fn keys_are_sorted_before_lines_are_written_when_one_key_prefixes_another() {
+    let tools = vec![
+        json!({"name": "a.b", "description": "longer"}),
+        json!({"name": "a", "description": "shorter"}),
+        json!({"name": "a5", "description": "digit"}),
+    ];
+    let a = tool_digest(TRACE, "a", "shorter");
+    let a_dot_b = tool_digest(TRACE, "a.b", "longer");
+    let a5 = tool_digest(TRACE, "a5", "digit");
+    // Key order: "tool:a" < "tool:a.b" < "tool:a5" (prefix first; '.' 0x2E < '5' 0x35).
+    let lines = format!("tool:a={a}\ntool:a.b={a_dot_b}\ntool:a5={a5}");
+
+    let catalog = CatalogDigest::compute(&tools, Profile::Trace).unwrap();
+    assert_eq!(catalog.fold_lines(), lines);
+    assert_eq!(catalog.catalog().to_string(), sha256_text(&lines));
+    // The wrong order, for contrast: sorting the line texts puts both longer keys first.
+    let mut sorted_texts: Vec<&str> = lines.split('\n').collect();
+    sorted_texts.sort_unstable();
+    assert_ne!(sorted_texts.join("\n"), lines);
+}
