@@ -73,12 +73,17 @@ pub(crate) fn check_rfc3339(text: &str) -> Result<(), &'static str> {
 fn digits(bytes: &[u8], start: usize, len: usize) -> Option<u32> {
     let field = bytes.get(start..start + len)?;
     field.iter().try_fold(0u32, |value, byte| {
-        byte.is_ascii_digit().then(|| value * 10 + u32::from(byte - b'0'))
+        byte.is_ascii_digit()
+            .then(|| value * 10 + u32::from(byte - b'0'))
     })
 }
 
 fn expect(bytes: &[u8], at: usize, want: u8, message: &'static str) -> Result<(), &'static str> {
-    if bytes.get(at) == Some(&want) { Ok(()) } else { Err(message) }
+    if bytes.get(at) == Some(&want) {
+        Ok(())
+    } else {
+        Err(message)
+    }
 }
 
 /// Days in `month` of `year` in the proleptic Gregorian calendar (RFC 3339 Appendix C).
@@ -111,16 +116,34 @@ mod unit {
     fn refuses_what_rfc_3339_does_not_allow() {
         for (bad, why) in [
             ("2026-06-01", "too short for YYYY-MM-DDTHH:MM:SSZ"),
-            ("2026-06-01 00:00:00Z", "expected 'T' between the date and the time"),
+            (
+                "2026-06-01 00:00:00Z",
+                "expected 'T' between the date and the time",
+            ),
             ("2026-13-01T00:00:00Z", "the month is outside 01-12"),
-            ("2100-02-29T00:00:00Z", "the day does not exist in that month"),
+            (
+                "2100-02-29T00:00:00Z",
+                "the day does not exist in that month",
+            ),
             ("2026-06-01T24:00:00Z", "the hour is outside 00-23"),
             ("2026-06-01T00:00:00", "too short for YYYY-MM-DDTHH:MM:SSZ"),
             ("2026-06-01T00:00:00.Z", "expected digits after '.'"),
-            ("2026-06-01T00:00:00+0100", "the offset must be Z or +HH:MM / -HH:MM"),
-            ("2026-06-01T00:00:00+24:00", "the offset is outside -23:59..+23:59"),
-            ("2026-06-01T00:00:00.5", "the time zone offset is missing (add Z for UTC)"),
-            ("2026-06-01T00:00:00Zjunk", "unexpected characters after the time"),
+            (
+                "2026-06-01T00:00:00+0100",
+                "the offset must be Z or +HH:MM / -HH:MM",
+            ),
+            (
+                "2026-06-01T00:00:00+24:00",
+                "the offset is outside -23:59..+23:59",
+            ),
+            (
+                "2026-06-01T00:00:00.5",
+                "the time zone offset is missing (add Z for UTC)",
+            ),
+            (
+                "2026-06-01T00:00:00Zjunk",
+                "unexpected characters after the time",
+            ),
             ("２０２6-06-01T00:00:00Z", "the year must be 4 digits"),
         ] {
             assert_eq!(check_rfc3339(bad), Err(why), "{bad}");

@@ -79,12 +79,17 @@ impl std::fmt::Display for UrlProblem {
 pub(crate) fn check_upstream_url(url: &str) -> Result<(), UrlProblem> {
     check_characters(url)?;
     let Some(rest) = url.strip_prefix("https://") else {
-        let scheme = url.split_once(':').map(|(scheme, _)| scheme).unwrap_or_default();
+        let scheme = url
+            .split_once(':')
+            .map(|(scheme, _)| scheme)
+            .unwrap_or_default();
         if scheme == "https" {
             // `https:host` or `https:/host`: the scheme is right, the `//authority` is missing.
             return Err(UrlProblem::NoHost);
         }
-        return Err(UrlProblem::NotHttps { scheme: scheme.to_owned() });
+        return Err(UrlProblem::NotHttps {
+            scheme: scheme.to_owned(),
+        });
     };
     if url.contains('#') {
         return Err(UrlProblem::Fragment);
@@ -105,7 +110,9 @@ pub(crate) fn check_upstream_url(url: &str) -> Result<(), UrlProblem> {
             && port.bytes().all(|b| b.is_ascii_digit())
             && port.parse::<u32>().is_ok_and(|n| (1..=65535).contains(&n));
         if !valid {
-            return Err(UrlProblem::BadPort { port: port.to_owned() });
+            return Err(UrlProblem::BadPort {
+                port: port.to_owned(),
+            });
         }
     }
     Ok(())
@@ -131,14 +138,18 @@ fn check_characters(url: &str) -> Result<(), UrlProblem> {
 fn split_host_port(authority: &str) -> Result<(&str, Option<&str>), UrlProblem> {
     if authority.starts_with('[') {
         let Some(close) = authority.find(']') else {
-            return Err(UrlProblem::BadHost { host: authority.to_owned() });
+            return Err(UrlProblem::BadHost {
+                host: authority.to_owned(),
+            });
         };
         let (host, after) = authority.split_at(close + 1);
         return match after {
             "" => Ok((host, None)),
             _ => match after.strip_prefix(':') {
                 Some(port) => Ok((host, Some(port))),
-                None => Err(UrlProblem::BadHost { host: authority.to_owned() }),
+                None => Err(UrlProblem::BadHost {
+                    host: authority.to_owned(),
+                }),
             },
         };
     }
@@ -149,7 +160,9 @@ fn split_host_port(authority: &str) -> Result<(&str, Option<&str>), UrlProblem> 
 }
 
 fn check_host(host: &str) -> Result<(), UrlProblem> {
-    let bad = || UrlProblem::BadHost { host: host.to_owned() };
+    let bad = || UrlProblem::BadHost {
+        host: host.to_owned(),
+    };
     if let Some(literal) = host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
         return literal.parse::<Ipv6Addr>().map(|_| ()).map_err(|_| bad());
     }
@@ -158,9 +171,15 @@ fn check_host(host: &str) -> Result<(), UrlProblem> {
     let labels_ok = host.split('.').all(|label| {
         !label.is_empty()
             && label.len() <= 63
-            && label.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
     });
-    if labels_ok && host.len() <= 253 { Ok(()) } else { Err(bad()) }
+    if labels_ok && host.len() <= 253 {
+        Ok(())
+    } else {
+        Err(bad())
+    }
 }
 
 #[cfg(test)]
@@ -183,18 +202,57 @@ mod unit {
     #[test]
     fn refuses_each_problem() {
         let cases: [(&str, UrlProblem); 12] = [
-            ("http://a.example/mcp", UrlProblem::NotHttps { scheme: "http".into() }),
-            ("HTTPS://a.example/mcp", UrlProblem::NotHttps { scheme: "HTTPS".into() }),
-            ("a.example/mcp", UrlProblem::NotHttps { scheme: String::new() }),
+            (
+                "http://a.example/mcp",
+                UrlProblem::NotHttps {
+                    scheme: "http".into(),
+                },
+            ),
+            (
+                "HTTPS://a.example/mcp",
+                UrlProblem::NotHttps {
+                    scheme: "HTTPS".into(),
+                },
+            ),
+            (
+                "a.example/mcp",
+                UrlProblem::NotHttps {
+                    scheme: String::new(),
+                },
+            ),
             ("https:///mcp", UrlProblem::NoHost),
             ("https:a.example/mcp", UrlProblem::NoHost),
             ("https://u:p@a.example/mcp", UrlProblem::UserInfo),
             ("https://a.example/mcp#x", UrlProblem::Fragment),
-            ("https://a.example:0/mcp", UrlProblem::BadPort { port: "0".into() }),
-            ("https://a.example:/mcp", UrlProblem::BadPort { port: String::new() }),
-            ("https://a..example/mcp", UrlProblem::BadHost { host: "a..example".into() }),
-            ("https://[::g]/mcp", UrlProblem::BadHost { host: "[::g]".into() }),
-            ("https://a.example/m cp", UrlProblem::BadCharacter { character: ' ', offset: 18 }),
+            (
+                "https://a.example:0/mcp",
+                UrlProblem::BadPort { port: "0".into() },
+            ),
+            (
+                "https://a.example:/mcp",
+                UrlProblem::BadPort {
+                    port: String::new(),
+                },
+            ),
+            (
+                "https://a..example/mcp",
+                UrlProblem::BadHost {
+                    host: "a..example".into(),
+                },
+            ),
+            (
+                "https://[::g]/mcp",
+                UrlProblem::BadHost {
+                    host: "[::g]".into(),
+                },
+            ),
+            (
+                "https://a.example/m cp",
+                UrlProblem::BadCharacter {
+                    character: ' ',
+                    offset: 19,
+                },
+            ),
         ];
         for (url, problem) in cases {
             assert_eq!(check_upstream_url(url), Err(problem), "{url}");

@@ -1,1 +1,18 @@
 //! Integration tests for `catalog-store`.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+// Shared fixtures and independently computed digests.
+mod support;
+
+// Valid catalogs: both file shapes, lookup, normalization, servers, examples/catalog.json.
+mod valid;
+// One fixture per validation rule, each asserting the exact message.
+mod validation;
+// Duplicate tool names: seed 003 §3's message, word for word.
+mod collision;
+// Warnings that do not refuse: unrecommended names and lookalikes across servers.
+mod warnings;
+// The catalog measurement: independent values, sensitivity to each binding, order invariance.
+mod measurement;
+// Hostile input: arbitrary and mutated bytes never panic; deep nesting is an error.
+mod hostile;

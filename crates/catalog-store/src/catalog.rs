@@ -1,0 +1,269 @@
+//! `Catalog`: load, validate, refuse collisions, index, measure (seed 003 §2–3, DESIGN.md §4).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use jcs_digest::parse_strict;
+use serde_json::{Map, Value};
+
+use crate::entry::{CatalogEntry, EntrySketch, read_entry};
+use crate::error::{CatalogError, CatalogLoadError, CollidingEntry};
+use crate::location::child;
+use crate::measurement::{CatalogMeasurement, measure};
+use crate::members::Problems;
+use crate::server::ServerBinding;
+use crate::warning::{CatalogWarning, find_warnings};
+
+/// The members of the object form of a catalog file.
+const CATALOG_MEMBERS: &[&str] = &["catalog_version", "entries"];
+
+const WHY_CATALOG: &str = "A typo in a security file must not load quietly: fix or remove it";
+
+/// A loaded, validated catalog: each tool name bound to one server and one approved definition.
+///
+/// There is no way to build one except by loading bytes that pass every check: a `Catalog`
+/// in hand has no collisions, no entry without an identity anchor, and no `definition_hash`
+/// that does not recompute.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    catalog_version: Option<String>,
+    entries: Vec<CatalogEntry>,
+    by_tool_name: HashMap<String, usize>,
+    servers: Vec<UpstreamServer>,
+    warnings: Vec<CatalogWarning>,
+    measurement: CatalogMeasurement,
+}
+
+/// One distinct upstream server and the tools bound to it, for the gateway's connection pool.
+///
+/// Entries share a server when their bindings are equal in everything but `display_name`
+/// (URL, fingerprints, SPIFFE ID, rotation mode, trust).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamServer {
+    binding: ServerBinding,
+    tool_names: Vec<String>,
+}
+
+impl UpstreamServer {
+    /// The server binding (of the first entry that names it, for the `display_name`).
+    pub fn binding(&self) -> &ServerBinding {
+        &self.binding
+    }
+
+    /// The catalog `tool_name`s bound to this server, in file order.
+    pub fn tool_names(&self) -> &[String] {
+        &self.tool_names
+    }
+}
+
+impl Catalog {
+    /// Reads and validates the catalog file at `path`.
+    ///
+    /// # Errors
+    ///
+    /// [`CatalogLoadError::Read`] when the file cannot be read; [`CatalogLoadError::Invalid`]
+    /// with every problem found otherwise (see [`from_slice`](Self::from_slice)).
+    pub fn load(path: &Path) -> Result<Catalog, CatalogLoadError> {
+        let bytes = std::fs::read(path).map_err(|source| CatalogLoadError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        Catalog::from_bytes(&bytes, Some(path))
+    }
+
+    /// Validates a catalog held in memory.
+    ///
+    /// # Errors
+    ///
+    /// [`CatalogLoadError::Invalid`] with every problem found: JSON the strict reader refuses,
+    /// a file that is not an array of entries or an `{"entries": …}` object, unknown or
+    /// missing members, invalid fields, and duplicate tool names.
+    pub fn from_slice(bytes: &[u8]) -> Result<Catalog, CatalogLoadError> {
+        Catalog::from_bytes(bytes, None)
+    }
+
+    fn from_bytes(bytes: &[u8], path: Option<&Path>) -> Result<Catalog, CatalogLoadError> {
+        let invalid = |errors: Vec<CatalogError>| CatalogLoadError::Invalid {
+            path: path.map(PathBuf::from),
+            errors,
+        };
+        let document =
+            parse_strict(bytes).map_err(|source| invalid(vec![CatalogError::Json { source }]))?;
+
+        let mut errors = Vec::new();
+        let (catalog_version, mut elements, entries_pointer) = read_shape(document, &mut errors);
+        let mut entries = Vec::with_capacity(elements.len());
+        let mut sketches = Vec::with_capacity(elements.len());
+        for (index, element) in elements.iter_mut().enumerate() {
+            let (entry, sketch) = read_entry(index, element, &entries_pointer, &mut errors);
+            entries.extend(entry);
+            sketches.extend(sketch);
+        }
+        errors.extend(collisions(&sketches));
+        if !errors.is_empty() {
+            return Err(invalid(errors));
+        }
+
+        let server_keys: Vec<String> = entries
+            .iter()
+            .map(|entry| entry.server().identity_key())
+            .collect();
+        let by_tool_name = entries
+            .iter()
+            .enumerate()
+            .map(|(index, entry)| (entry.tool_name().to_owned(), index))
+            .collect();
+        Ok(Catalog {
+            catalog_version,
+            servers: group_servers(&entries, &server_keys),
+            warnings: find_warnings(&entries, &server_keys),
+            measurement: measure(&entries),
+            by_tool_name,
+            entries,
+        })
+    }
+
+    /// The entry for `tool_name` (exact, case-sensitive match), or `None`: the gateway denies
+    /// the call as `tool_not_in_catalog` (seed 003 §4 step 2).
+    pub fn lookup(&self, tool_name: &str) -> Option<&CatalogEntry> {
+        self.by_tool_name
+            .get(tool_name)
+            .and_then(|index| self.entries.get(*index))
+    }
+
+    /// Every entry, in file order.
+    pub fn entries(&self) -> &[CatalogEntry] {
+        &self.entries
+    }
+
+    /// The catalog measurement (DESIGN.md §4).
+    pub fn measurement(&self) -> &CatalogMeasurement {
+        &self.measurement
+    }
+
+    /// Warnings that did not refuse the catalog, by entry index.
+    pub fn warnings(&self) -> &[CatalogWarning] {
+        &self.warnings
+    }
+
+    /// The distinct upstream servers, in order of first appearance, each with its tools.
+    pub fn servers(&self) -> &[UpstreamServer] {
+        &self.servers
+    }
+
+    /// `catalog_version` of the object form; `None` for the array form or when absent.
+    pub fn catalog_version(&self) -> Option<&str> {
+        self.catalog_version.as_deref()
+    }
+}
+
+/// The two file shapes: a bare array of entries, or `{"catalog_version": …, "entries": […]}`.
+/// Returns the version, the entry elements (moved out of the document) and the JSON Pointer
+/// of the entry array.
+fn read_shape(
+    document: Value,
+    errors: &mut Vec<CatalogError>,
+) -> (Option<String>, Vec<Value>, String) {
+    match document {
+        Value::Array(elements) => (None, elements, String::new()),
+        Value::Object(object) => read_catalog_object(object, errors),
+        other => {
+            let found = match other {
+                Value::Null => "null",
+                Value::Bool(_) => "boolean",
+                Value::Number(_) => "number",
+                _ => "string",
+            };
+            errors.push(CatalogError::NotACatalog { found });
+            (None, Vec::new(), String::new())
+        }
+    }
+}
+
+fn read_catalog_object(
+    mut object: Map<String, Value>,
+    errors: &mut Vec<CatalogError>,
+) -> (Option<String>, Vec<Value>, String) {
+    let mut problems = Problems {
+        entry: None,
+        errors,
+    };
+    problems.refuse_unknown_members(&object, "", CATALOG_MEMBERS, WHY_CATALOG);
+    let version = problems
+        .optional_string(
+            &object,
+            "",
+            "catalog_version",
+            "give a version label, e.g. \"2026-06-01.1\", or remove the member",
+        )
+        .map(str::to_owned)
+        .valid();
+    let entries_pointer = child("", "entries");
+    let elements = match object.remove("entries") {
+        Some(Value::Array(elements)) => elements,
+        Some(other) => {
+            problems.wrong_type(entries_pointer.clone(), "an array of entries", &other);
+            Vec::new()
+        }
+        None => {
+            let at = problems.at(entries_pointer.clone());
+            problems.push(CatalogError::MissingMember {
+                at,
+                member: "entries",
+                hint: "add \"entries\": [...] with one object per tool",
+            });
+            Vec::new()
+        }
+    };
+    (version, elements, entries_pointer)
+}
+
+/// Seed 003 §3: every `tool_name` held by two or more entries refuses the catalog. Entries
+/// are compared by exact name, whether or not they are otherwise valid, and whether or not
+/// they name the same server. One error per name, in order of first appearance.
+fn collisions(sketches: &[EntrySketch]) -> Vec<CatalogError> {
+    let mut by_name: HashMap<&str, Vec<&EntrySketch>> = HashMap::new();
+    let mut order: Vec<&str> = Vec::new();
+    for sketch in sketches {
+        let holders = by_name.entry(&sketch.tool_name).or_default();
+        if holders.is_empty() {
+            order.push(&sketch.tool_name);
+        }
+        holders.push(sketch);
+    }
+    order
+        .into_iter()
+        .filter_map(|name| {
+            let holders = by_name.get(name).filter(|holders| holders.len() > 1)?;
+            Some(CatalogError::DuplicateToolName {
+                tool_name: name.to_owned(),
+                entries: holders
+                    .iter()
+                    .map(|sketch| CollidingEntry {
+                        index: sketch.index,
+                        url: sketch.server.url.clone(),
+                        identity: sketch.server.identity.clone(),
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+fn group_servers(entries: &[CatalogEntry], server_keys: &[String]) -> Vec<UpstreamServer> {
+    let mut servers: Vec<UpstreamServer> = Vec::new();
+    let mut by_key: HashMap<&str, usize> = HashMap::new();
+    for (entry, key) in entries.iter().zip(server_keys) {
+        let position = *by_key.entry(key).or_insert_with(|| {
+            servers.push(UpstreamServer {
+                binding: entry.server().clone(),
+                tool_names: Vec::new(),
+            });
+            servers.len() - 1
+        });
+        if let Some(server) = servers.get_mut(position) {
+            server.tool_names.push(entry.tool_name().to_owned());
+        }
+    }
+    servers
+}

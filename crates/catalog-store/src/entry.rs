@@ -1,0 +1,340 @@
+//! One catalog entry: a tool name bound to one server and one approved definition (seed 003 §2).
+
+use catalog_key::ToolKey;
+use jcs_digest::{Digest, Profile, tool_definition_digest};
+use serde_json::{Map, Value};
+
+use crate::added_at::check_rfc3339;
+use crate::definition::normalize_definition;
+use crate::error::CatalogError;
+use crate::location::{EntryRef, child, element};
+use crate::members::{Field, Problems, json_type};
+use crate::server::{ServerBinding, ServerSketch, read_server};
+
+/// The members an entry may carry.
+pub(crate) const ENTRY_MEMBERS: &[&str] = &[
+    "tool_name",
+    "upstream_name",
+    "server",
+    "approved_definition",
+    "definition_hash",
+    "added_at",
+    "approved_by",
+];
+
+const WHY_ENTRY: &str = "A typo in a security file must not load quietly: fix or remove it";
+
+/// One validated catalog entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogEntry {
+    tool_name: String,
+    upstream_name: String,
+    key: ToolKey,
+    server: ServerBinding,
+    approved_definition: Value,
+    definition_hash: Digest,
+    added_at: String,
+    approved_by: String,
+}
+
+impl CatalogEntry {
+    /// `tool_name`: the name clients call the tool by, unique in the catalog.
+    pub fn tool_name(&self) -> &str {
+        &self.tool_name
+    }
+
+    /// `upstream_name`: the name the upstream serves the tool under (`tool_name` when absent).
+    /// Calls are forwarded under this name.
+    pub fn upstream_name(&self) -> &str {
+        &self.upstream_name
+    }
+
+    /// The catalog key of `tool_name` (seed 000 §4), under which the entry is measured.
+    pub fn key(&self) -> &ToolKey {
+        &self.key
+    }
+
+    /// The server the tool is bound to.
+    pub fn server(&self) -> &ServerBinding {
+        &self.server
+    }
+
+    /// The approved definition, normalized: MCP member names only (`inputSchema`, not
+    /// `input_schema`), `null` members dropped, and `"name"` = [`upstream_name`](Self::upstream_name).
+    ///
+    /// This is what a live `tools/list` entry must hash to, and what the gateway serves to
+    /// clients after setting `"name"` to [`tool_name`](Self::tool_name).
+    pub fn approved_definition(&self) -> &Value {
+        &self.approved_definition
+    }
+
+    /// `definition_hash`, checked at load to be the digest of
+    /// [`approved_definition`](Self::approved_definition) (label `trace.mcp-tool-definition.v1`).
+    pub fn definition_hash(&self) -> Digest {
+        self.definition_hash
+    }
+
+    /// `added_at`, an RFC 3339 date-time, as written.
+    pub fn added_at(&self) -> &str {
+        &self.added_at
+    }
+
+    /// `approved_by`, as written.
+    pub fn approved_by(&self) -> &str {
+        &self.approved_by
+    }
+}
+
+/// What the collision check needs from an entry, readable even when the entry is invalid.
+pub(crate) struct EntrySketch {
+    pub(crate) index: usize,
+    pub(crate) tool_name: String,
+    pub(crate) server: ServerSketch,
+}
+
+/// Reads entry `index` of the array at `entries_pointer`; records every problem in `errors`.
+pub(crate) fn read_entry(
+    index: usize,
+    value: &mut Value,
+    entries_pointer: &str,
+    errors: &mut Vec<CatalogError>,
+) -> (Option<CatalogEntry>, Option<EntrySketch>) {
+    let pointer = element(entries_pointer, index);
+    let Value::Object(entry) = value else {
+        let mut problems = Problems {
+            entry: Some(EntryRef {
+                index,
+                tool_name: None,
+            }),
+            errors,
+        };
+        problems.wrong_type(pointer, "an object (a catalog entry)", value);
+        return (None, None);
+    };
+    let named = entry
+        .get("tool_name")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let mut problems = Problems {
+        entry: Some(EntryRef {
+            index,
+            tool_name: named,
+        }),
+        errors,
+    };
+    let errors_before = problems.errors.len();
+    problems.refuse_unknown_members(entry, &pointer, ENTRY_MEMBERS, WHY_ENTRY);
+
+    let tool_name = problems
+        .required_string(
+            entry,
+            &pointer,
+            "tool_name",
+            "give the name clients call the tool by, e.g. \"salesforce.query\"",
+        )
+        .map(str::to_owned);
+    let upstream_name = match problems.optional_string(
+        entry,
+        &pointer,
+        "upstream_name",
+        "give the name the upstream serves the tool under, or remove the member to use tool_name",
+    ) {
+        Field::Absent => tool_name.clone(),
+        other => other.map(str::to_owned),
+    };
+
+    let (server, server_sketch) = match server_object(&mut problems, entry, &pointer) {
+        Some(server) => {
+            let (binding, sketch) = read_server(&mut problems, server, &child(&pointer, "server"));
+            (binding, Some(sketch))
+        }
+        None => (None, None),
+    };
+
+    // The definition is moved out of the document, not cloned: schemas are the bulk of a catalog.
+    let definition_pointer = child(&pointer, "approved_definition");
+    let recomputed = match entry.remove("approved_definition") {
+        Some(Value::Object(definition)) => normalize_definition(
+            &mut problems,
+            definition,
+            &definition_pointer,
+            upstream_name.clone().valid().as_deref(),
+        )
+        .and_then(|normalized| {
+            let normalized = Value::Object(normalized);
+            match tool_definition_digest(&normalized, Profile::Trace) {
+                Ok(digest) => Some((normalized, digest)),
+                Err(source) => {
+                    let at = problems.at(definition_pointer);
+                    problems.push(CatalogError::DefinitionNotDigestible { at, source });
+                    None
+                }
+            }
+        }),
+        Some(other) => {
+            problems.wrong_type(definition_pointer, "an object", &other);
+            None
+        }
+        None => {
+            let at = problems.at(definition_pointer);
+            problems.push(CatalogError::MissingMember {
+                at,
+                member: "approved_definition",
+                hint: "add the tool definition you approved (description, inputSchema, ...)",
+            });
+            None
+        }
+    };
+    let definition_hash = check_definition_hash(
+        &mut problems,
+        entry,
+        &pointer,
+        recomputed.as_ref().map(|(_, digest)| *digest),
+        upstream_name.clone().valid().as_deref().unwrap_or_default(),
+    );
+
+    let added_at = problems.required_string(
+        entry,
+        &pointer,
+        "added_at",
+        "give the approval time in RFC 3339, e.g. \"2026-06-01T00:00:00Z\"",
+    );
+    if let Field::Valid(text) = added_at {
+        if let Err(reason) = check_rfc3339(text) {
+            let at = problems.at(child(&pointer, "added_at"));
+            problems.push(CatalogError::BadAddedAt {
+                at,
+                value: text.to_owned(),
+                reason,
+            });
+        }
+    }
+    let approved_by = problems.required_string(
+        entry,
+        &pointer,
+        "approved_by",
+        "name who approved this binding, e.g. \"security@example.com\"",
+    );
+
+    let sketch = match (tool_name.clone(), server_sketch) {
+        (Field::Valid(tool_name), Some(server)) => Some(EntrySketch {
+            index,
+            tool_name,
+            server,
+        }),
+        (Field::Valid(tool_name), None) => Some(EntrySketch {
+            index,
+            tool_name,
+            server: ServerSketch {
+                url: String::new(),
+                identity: "no server".to_owned(),
+            },
+        }),
+        _ => None,
+    };
+    if problems.errors.len() != errors_before {
+        return (None, sketch);
+    }
+    let built = (|| {
+        let tool_name = tool_name.valid()?;
+        let (approved_definition, _) = recomputed?;
+        Some(CatalogEntry {
+            key: ToolKey::from_name(&tool_name),
+            tool_name,
+            upstream_name: upstream_name.valid()?,
+            server: server?,
+            approved_definition,
+            definition_hash: definition_hash?,
+            added_at: added_at.valid()?.to_owned(),
+            approved_by: approved_by.valid()?.to_owned(),
+        })
+    })();
+    (built, sketch)
+}
+
+/// The `server` member, which must be an object.
+fn server_object<'v>(
+    problems: &mut Problems<'_>,
+    entry: &'v Map<String, Value>,
+    pointer: &str,
+) -> Option<&'v Map<String, Value>> {
+    match entry.get("server") {
+        Some(Value::Object(object)) => Some(object),
+        Some(other) => {
+            problems.wrong_type(child(pointer, "server"), "an object", other);
+            None
+        }
+        None => {
+            let at = problems.at(child(pointer, "server"));
+            problems.push(CatalogError::MissingMember {
+                at,
+                member: "server",
+                hint: "add {\"url\": \"https://...\", \"tls_fingerprint\": \"SHA256:...\"}",
+            });
+            None
+        }
+    }
+}
+
+/// `definition_hash` is required, and must be the digest of the normalized definition.
+///
+/// Required rather than computed when absent: approving a definition is a decision, and the
+/// hash written next to it records which definition was decided on. When it is missing or
+/// wrong, the error shows the value to paste.
+fn check_definition_hash(
+    problems: &mut Problems<'_>,
+    entry: &Map<String, Value>,
+    pointer: &str,
+    recomputed: Option<Digest>,
+    upstream_name: &str,
+) -> Option<Digest> {
+    let at = problems.at(child(pointer, "definition_hash"));
+    let text = match entry.get("definition_hash") {
+        None => {
+            if let Some(recomputed) = recomputed {
+                problems.push(CatalogError::MissingDefinitionHash { at, recomputed });
+            } else {
+                problems.push(CatalogError::MissingMember {
+                    at,
+                    member: "definition_hash",
+                    hint: "fix approved_definition first; the error will then show the value to add",
+                });
+            }
+            return None;
+        }
+        Some(Value::String(text)) => text,
+        Some(other) => {
+            let found = json_type(other);
+            problems.push(CatalogError::WrongType {
+                at,
+                expected: "a string",
+                found,
+            });
+            return None;
+        }
+    };
+    let stored = match text.parse::<Digest>() {
+        Ok(stored) => stored,
+        Err(source) => {
+            problems.push(CatalogError::BadDefinitionHash {
+                at,
+                value: text.clone(),
+                source,
+                recomputed,
+            });
+            return None;
+        }
+    };
+    match recomputed {
+        Some(recomputed) if recomputed != stored => {
+            problems.push(CatalogError::DefinitionHashMismatch {
+                at,
+                stored,
+                recomputed,
+                upstream_name: upstream_name.to_owned(),
+            });
+            None
+        }
+        _ => Some(stored),
+    }
+}

@@ -1,0 +1,446 @@
+//! Why a catalog does not load: every problem found, each naming the entry, the field and the fix.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use jcs_digest::{Digest, DigestParseError, StrictJsonError, ToolDigestError};
+use server_identity::{AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeIdError};
+
+use crate::location::Location;
+use crate::upstream_url::UrlProblem;
+
+/// A catalog that could not be loaded.
+///
+/// [`Read`](Self::Read) is an I/O problem (the program exits 2); [`Invalid`](Self::Invalid)
+/// holds every problem found in the bytes (the program exits 1).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogLoadError {
+    /// The file could not be read.
+    #[error("cannot read the catalog {}: {source}; check the path and its permissions", path.display())]
+    Read {
+        /// The path given to [`Catalog::load`](crate::Catalog::load).
+        path: PathBuf,
+        /// The I/O error.
+        source: io::Error,
+    },
+    /// The bytes were read but are not a valid catalog. Nothing of it is usable: a catalog is
+    /// all or nothing (seed 003 §3, "fails closed").
+    #[error("{}", InvalidReport { path: path.as_deref(), errors })]
+    Invalid {
+        /// The file, when the catalog was loaded from one.
+        path: Option<PathBuf>,
+        /// Every problem found, in file order, collisions last. Never empty.
+        errors: Vec<CatalogError>,
+    },
+}
+
+impl CatalogLoadError {
+    /// The problems found in an invalid catalog; empty for [`Read`](Self::Read).
+    pub fn errors(&self) -> &[CatalogError] {
+        match self {
+            CatalogLoadError::Invalid { errors, .. } => errors,
+            CatalogLoadError::Read { .. } => &[],
+        }
+    }
+}
+
+/// The `Display` of [`CatalogLoadError::Invalid`]: a header line, then each problem.
+struct InvalidReport<'a> {
+    path: Option<&'a Path>,
+    errors: &'a [CatalogError],
+}
+
+impl fmt::Display for InvalidReport<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let count = self.errors.len();
+        let plural = if count == 1 { "" } else { "s" };
+        match self.path {
+            Some(path) => write!(
+                f,
+                "the catalog {} is invalid ({count} error{plural}):",
+                path.display()
+            )?,
+            None => write!(f, "the catalog is invalid ({count} error{plural}):")?,
+        }
+        for error in self.errors {
+            write!(f, "\n{error}")?;
+        }
+        Ok(())
+    }
+}
+
+/// One problem in a catalog.
+///
+/// Each variant but [`Json`](Self::Json), [`NotACatalog`](Self::NotACatalog) and
+/// [`DuplicateToolName`](Self::DuplicateToolName) carries a [`Location`]: the entry (index and
+/// `tool_name`) and the JSON Pointer of the field. `Display` says what is wrong, where, and
+/// what to write instead.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CatalogError {
+    /// The bytes are not JSON, or JSON the strict reader refuses (DESIGN.md §2, "Strict JSON").
+    #[error("the catalog is not strict JSON: {source}")]
+    Json {
+        /// The reader's error, with line, column and JSON Pointer.
+        source: StrictJsonError,
+    },
+    /// The document is neither an array of entries nor an object with `entries`.
+    #[error(
+        "the catalog is a JSON {found}; write a JSON array of entries, or an object \
+         {{\"catalog_version\": \"...\", \"entries\": [...]}}"
+    )]
+    NotACatalog {
+        /// The JSON type found at the document root.
+        found: &'static str,
+    },
+    /// A member the schema does not know: most likely a typo, which must not load quietly.
+    #[error(
+        "{at}: unknown member {member:?}{}; the members allowed here are {}. {why}",
+        Suggestion(*suggestion),
+        allowed.join(", ")
+    )]
+    UnknownMember {
+        /// Where: the pointer of the unknown member.
+        at: Location,
+        /// The member name as written.
+        member: String,
+        /// A known member name that differs from it only slightly.
+        suggestion: Option<&'static str>,
+        /// The member names allowed in this object.
+        allowed: &'static [&'static str],
+        /// Why unknown members are refused here.
+        why: &'static str,
+    },
+    /// A required member is absent.
+    #[error("{at}: required member {member:?} is missing; {hint}")]
+    MissingMember {
+        /// Where: the pointer the member would have.
+        at: Location,
+        /// The missing member.
+        member: &'static str,
+        /// What to add.
+        hint: &'static str,
+    },
+    /// A member holds the wrong JSON type.
+    #[error("{at}: expected {expected}, found {found}; write {expected} here")]
+    WrongType {
+        /// Where: the pointer of the value.
+        at: Location,
+        /// The JSON type the schema wants, e.g. `a string`.
+        expected: &'static str,
+        /// The JSON type found, e.g. `a number`.
+        found: &'static str,
+    },
+    /// A string member that must not be empty is empty.
+    #[error("{at}: {member} is empty; {hint}")]
+    EmptyValue {
+        /// Where: the pointer of the value.
+        at: Location,
+        /// The member.
+        member: &'static str,
+        /// What to write.
+        hint: &'static str,
+    },
+    /// `server.url` is not an absolute `https` URL with a host, without user info or fragment.
+    #[error("{at}: the URL {url:?} is refused: {problem}")]
+    BadUrl {
+        /// Where: the pointer of the URL.
+        at: Location,
+        /// The URL as written.
+        url: String,
+        /// What is wrong with it.
+        problem: UrlProblem,
+    },
+    /// A `tls_fingerprint` or `backup_fingerprints` element does not parse.
+    #[error("{at}: {source}")]
+    BadFingerprint {
+        /// Where: the pointer of the fingerprint text.
+        at: Location,
+        /// The parse error, which lists the accepted forms.
+        source: FingerprintError,
+    },
+    /// The same fingerprint is listed twice among `tls_fingerprint` and `backup_fingerprints`.
+    #[error(
+        "{at}: fingerprint {fingerprint} is already listed at {first}; list each fingerprint once"
+    )]
+    DuplicateFingerprint {
+        /// Where: the pointer of the repeated fingerprint.
+        at: Location,
+        /// The fingerprint, canonical.
+        fingerprint: Fingerprint,
+        /// The JSON Pointer of its first occurrence.
+        first: String,
+    },
+    /// The anchors do not form a usable set (`server-identity`'s rules, seed 003 §1 and
+    /// DESIGN.md §3): no anchor at all, `tls_trust` `pin` without a fingerprint or with a SPIFFE
+    /// ID, or backups without a primary fingerprint.
+    #[error("{at}: {source}")]
+    Anchors {
+        /// Where: the `server` object, or the member to change (`tls_trust`,
+        /// `backup_fingerprints`).
+        at: Location,
+        /// The rule that is broken, with its fix.
+        source: AnchorsError,
+    },
+    /// `spiffe_id` is not a SPIFFE ID.
+    #[error("{at}: {source}")]
+    BadSpiffeId {
+        /// Where: the pointer of `spiffe_id`.
+        at: Location,
+        /// The parse error.
+        source: SpiffeIdError,
+    },
+    /// `rotation_mode` or `tls_trust` is not one of its known values.
+    #[error("{at}: {source}")]
+    UnknownMode {
+        /// Where: the pointer of the value.
+        at: Location,
+        /// The parse error, which lists the known values.
+        source: ModeError,
+    },
+    /// `added_at` is not an RFC 3339 date-time.
+    #[error(
+        "{at}: added_at {value:?} is not an RFC 3339 date-time ({reason}); write it as, for \
+         example, \"2026-06-01T00:00:00Z\""
+    )]
+    BadAddedAt {
+        /// Where: the pointer of `added_at`.
+        at: Location,
+        /// The value as written.
+        value: String,
+        /// The first rule it breaks.
+        reason: &'static str,
+    },
+    /// `definition_hash` is not a `sha256:<64 lowercase hex>` text.
+    #[error("{at}: definition_hash {value:?} is not a digest: {source}{}", Recomputed(*recomputed))]
+    BadDefinitionHash {
+        /// Where: the pointer of `definition_hash`.
+        at: Location,
+        /// The value as written.
+        value: String,
+        /// The parse error.
+        source: DigestParseError,
+        /// What the approved definition hashes to, when it could be hashed.
+        recomputed: Option<Digest>,
+    },
+    /// `definition_hash` is absent; the catalog requires it so that approval is explicit.
+    #[error(
+        "{at}: required member \"definition_hash\" is missing; the approved definition hashes \
+         to {recomputed}: if it is the definition you approved, add \"definition_hash\": \
+         \"{recomputed}\""
+    )]
+    MissingDefinitionHash {
+        /// Where: the pointer `definition_hash` would have.
+        at: Location,
+        /// What the approved definition hashes to.
+        recomputed: Digest,
+    },
+    /// `definition_hash` is not the digest of the approved definition.
+    #[error(
+        "{at}: definition_hash does not recompute: the file says {stored}, the \
+         approved_definition (with name {upstream_name:?}) hashes to {recomputed}; if \
+         approved_definition is what you approved, set definition_hash to {recomputed}, \
+         otherwise restore the approved definition"
+    )]
+    DefinitionHashMismatch {
+        /// Where: the pointer of `definition_hash`.
+        at: Location,
+        /// The value in the file.
+        stored: Digest,
+        /// The digest of the normalized approved definition.
+        recomputed: Digest,
+        /// The `name` the definition was hashed with.
+        upstream_name: String,
+    },
+    /// The approved definition carries a member in both spellings (`inputSchema` and
+    /// `input_schema`): which one is approved would be ambiguous.
+    #[error(
+        "{at}: the definition carries both {mcp:?} and {snake:?}; keep one of them ({mcp:?} is the MCP spelling)"
+    )]
+    BothSpellings {
+        /// Where: the pointer of the snake_case member.
+        at: Location,
+        /// The MCP spelling.
+        mcp: &'static str,
+        /// The snake_case spelling.
+        snake: &'static str,
+    },
+    /// The approved definition has a `name` other than the upstream name it is hashed with.
+    #[error(
+        "{at}: approved_definition.name {name:?} is not the upstream name {upstream_name:?}; a \
+         live definition must carry the upstream name (upstream_name, default tool_name), so \
+         remove \"name\" or set upstream_name to {name:?}"
+    )]
+    DefinitionNameMismatch {
+        /// Where: the pointer of `approved_definition/name`.
+        at: Location,
+        /// The name in the definition.
+        name: String,
+        /// The entry's upstream name.
+        upstream_name: String,
+    },
+    /// The approved definition cannot be hashed (not reachable from bytes the strict reader
+    /// accepted; kept so that no path is silent).
+    #[error("{at}: approved_definition has no digest: {source}")]
+    DefinitionNotDigestible {
+        /// Where: the pointer of `approved_definition`.
+        at: Location,
+        /// Why.
+        source: ToolDigestError,
+    },
+    /// Two or more entries share one `tool_name` (seed 003 §3): the whole catalog is refused.
+    ///
+    /// `Display` is the seed's message word for word, one line per entry in file order. With
+    /// three or more entries the count word changes (`three different servers`); an entry
+    /// repeated for the same server shows two identical lines, and is refused all the same.
+    #[error("{}", CollisionMessage { tool_name, entries })]
+    DuplicateToolName {
+        /// The shared name.
+        tool_name: String,
+        /// The entries that carry it, in file order.
+        entries: Vec<CollidingEntry>,
+    },
+}
+
+impl CatalogError {
+    /// Where the problem is, for problems that belong to one field of one entry (or of the
+    /// catalog object); `None` for [`Json`](Self::Json), [`NotACatalog`](Self::NotACatalog) and
+    /// [`DuplicateToolName`](Self::DuplicateToolName).
+    pub fn location(&self) -> Option<&Location> {
+        match self {
+            CatalogError::Json { .. }
+            | CatalogError::NotACatalog { .. }
+            | CatalogError::DuplicateToolName { .. } => None,
+            CatalogError::UnknownMember { at, .. }
+            | CatalogError::MissingMember { at, .. }
+            | CatalogError::WrongType { at, .. }
+            | CatalogError::EmptyValue { at, .. }
+            | CatalogError::Anchors { at, .. }
+            | CatalogError::BadUrl { at, .. }
+            | CatalogError::BadFingerprint { at, .. }
+            | CatalogError::DuplicateFingerprint { at, .. }
+            | CatalogError::BadSpiffeId { at, .. }
+            | CatalogError::UnknownMode { at, .. }
+            | CatalogError::BadAddedAt { at, .. }
+            | CatalogError::BadDefinitionHash { at, .. }
+            | CatalogError::MissingDefinitionHash { at, .. }
+            | CatalogError::DefinitionHashMismatch { at, .. }
+            | CatalogError::BothSpellings { at, .. }
+            | CatalogError::DefinitionNameMismatch { at, .. }
+            | CatalogError::DefinitionNotDigestible { at, .. } => Some(at),
+        }
+    }
+}
+
+/// One entry of a [`CatalogError::DuplicateToolName`]: the server it names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CollidingEntry {
+    pub(crate) index: usize,
+    pub(crate) url: String,
+    pub(crate) identity: String,
+}
+
+impl CollidingEntry {
+    /// The 0-based index of the entry.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The entry's `server.url` as written.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// `tls_fingerprint: SHA256:<hex>`, or `spiffe_id: <id>` when the entry has no
+    /// fingerprint, or `no identity anchor`.
+    pub fn identity(&self) -> &str {
+        &self.identity
+    }
+}
+
+/// Seed 003 §3's message. The example values are replaced; the text and layout are kept.
+struct CollisionMessage<'a> {
+    tool_name: &'a str,
+    entries: &'a [CollidingEntry],
+}
+
+impl fmt::Display for CollisionMessage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Duplicate tool name in catalog: {:?} is registered by {} different servers:",
+            self.tool_name,
+            CountWord(self.entries.len())
+        )?;
+        for entry in self.entries {
+            write!(
+                f,
+                "\n  - {} ({})",
+                Printable(&entry.url),
+                Printable(&entry.identity)
+            )?;
+        }
+        f.write_str("\nEach tool name must map to exactly one upstream server.")
+    }
+}
+
+/// A count in words, as the seed writes "two": `two` to `twelve`, then digits.
+struct CountWord(usize);
+
+impl fmt::Display for CountWord {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        const WORDS: [&str; 11] = [
+            "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+            "twelve",
+        ];
+        match self.0.checked_sub(2).and_then(|i| WORDS.get(i)) {
+            Some(word) => f.write_str(word),
+            None => write!(f, "{}", self.0),
+        }
+    }
+}
+
+/// ` (did you mean "x"?)`, or nothing.
+struct Suggestion(Option<&'static str>);
+
+impl fmt::Display for Suggestion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(name) => write!(f, " (did you mean {name:?}?)"),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `; the approved definition hashes to X`, or nothing.
+struct Recomputed(Option<Digest>);
+
+impl fmt::Display for Recomputed {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(digest) => write!(
+                f,
+                "; the approved definition hashes to {digest}: if it is the definition you approved, write that"
+            ),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Text as written, with control characters escaped so that it stays on its line.
+pub(crate) struct Printable<'a>(pub(crate) &'a str);
+
+impl fmt::Display for Printable<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for character in self.0.chars() {
+            if character.is_control() {
+                write!(f, "{}", character.escape_default())?;
+            } else {
+                write!(f, "{character}")?;
+            }
+        }
+        Ok(())
+    }
+}

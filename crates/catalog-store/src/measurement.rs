@@ -1,0 +1,218 @@
+//! The catalog measurement: one digest over every binding (DESIGN.md §4).
+//!
+//! Per entry, the SHA-256 of the RFC 8785 form of
+//!
+//! ```text
+//! {"profile": "trace.mcp-catalog-entry.v1",
+//!  "entry": {"tool_name", "upstream_name", "url", "tls_fingerprint", "backup_fingerprints",
+//!            "spiffe_id", "rotation_mode", "tls_trust", "definition_hash"}}
+//! ```
+//!
+//! folded as seed 000 §5 under `ToolKey::from_name(tool_name)` with the same label.
+
+use catalog_fold::fold;
+use catalog_key::ToolKey;
+use jcs_digest::Digest;
+
+use crate::entry::CatalogEntry;
+
+/// The profile label of the per-entry preimage, and of the fold's duplicate and overflow texts.
+pub const CATALOG_ENTRY_LABEL: &str = "trace.mcp-catalog-entry.v1";
+
+/// The measurement of a catalog: what the gateway's first audit entry carries as `prev`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CatalogMeasurement {
+    entry_digests: Vec<Digest>,
+    fold: catalog_fold::Fold,
+}
+
+impl CatalogMeasurement {
+    /// The catalog measurement: `sha256:` over the [`fold_text`](Self::fold_text).
+    pub fn digest(&self) -> Digest {
+        self.fold.digest()
+    }
+
+    /// The per-entry digests, in file order (parallel to
+    /// [`Catalog::entries`](crate::Catalog::entries)).
+    pub fn entry_digests(&self) -> &[Digest] {
+        &self.entry_digests
+    }
+
+    /// The per-key digests the fold sorted (one per entry, since tool names are unique).
+    pub fn per_key(&self) -> &std::collections::BTreeMap<ToolKey, Digest> {
+        self.fold.per_key()
+    }
+
+    /// The exact text that was hashed: sorted `key=digest` lines joined by `\n` (with a
+    /// `tools:overflow` line beyond 500 entries, seed 000 §5).
+    pub fn fold_text(&self) -> &str {
+        self.fold.lines()
+    }
+}
+
+/// The bytes of one entry's digest: the RFC 8785 form of its preimage.
+///
+/// Every member is always present, so every preimage has one shape: an absent
+/// `tls_fingerprint` or `spiffe_id` is `null`, absent backups are `[]`, and absent
+/// `rotation_mode`, `tls_trust` and `upstream_name` are written as their effective values
+/// (`key-pinned`, `webpki`, `tool_name`): spelling out a default is not a different binding.
+/// Fingerprints are canonical (`SHA256:<64 lowercase hex>`) and backups sorted, since they are
+/// a set; the URL is as written.
+///
+/// The preimage holds only strings, `null` and one array of strings, so its canonical form is
+/// written directly (members in RFC 8785 order, which for these ASCII names is byte order);
+/// this cannot fail, and a unit test checks it against `jcs_digest::canonicalize`.
+pub(crate) fn entry_preimage(entry: &CatalogEntry) -> Vec<u8> {
+    let server = entry.server();
+    let mut out = Vec::with_capacity(512);
+    out.extend_from_slice(b"{\"entry\":{\"backup_fingerprints\":[");
+    for (position, backup) in server.sorted_backup_fingerprints().iter().enumerate() {
+        if position > 0 {
+            out.push(b',');
+        }
+        write_string(&mut out, backup);
+    }
+    out.extend_from_slice(b"],\"definition_hash\":");
+    write_string(&mut out, &entry.definition_hash().to_string());
+    out.extend_from_slice(b",\"rotation_mode\":");
+    write_string(&mut out, server.rotation_mode().as_str());
+    out.extend_from_slice(b",\"spiffe_id\":");
+    write_optional(&mut out, server.spiffe_id().map(|id| id.as_str()));
+    out.extend_from_slice(b",\"tls_fingerprint\":");
+    write_optional(
+        &mut out,
+        server.tls_fingerprint().map(ToString::to_string).as_deref(),
+    );
+    out.extend_from_slice(b",\"tls_trust\":");
+    write_string(&mut out, server.tls_trust().as_str());
+    out.extend_from_slice(b",\"tool_name\":");
+    write_string(&mut out, entry.tool_name());
+    out.extend_from_slice(b",\"upstream_name\":");
+    write_string(&mut out, entry.upstream_name());
+    out.extend_from_slice(b",\"url\":");
+    write_string(&mut out, server.url());
+    out.extend_from_slice(b"},\"profile\":");
+    write_string(&mut out, CATALOG_ENTRY_LABEL);
+    out.push(b'}');
+    out
+}
+
+fn write_optional(out: &mut Vec<u8>, text: Option<&str>) {
+    match text {
+        Some(text) => write_string(out, text),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// A JSON string as RFC 8785 §3.2.2.2 writes it: `"` and `\` escaped, U+0000–U+001F as
+/// `\b \t \n \f \r` or `\u00xx` (lowercase hex), everything else literal.
+fn write_string(out: &mut Vec<u8>, text: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(b'"');
+    for byte in text.bytes() {
+        match byte {
+            b'"' => out.extend_from_slice(b"\\\""),
+            b'\\' => out.extend_from_slice(b"\\\\"),
+            0x08 => out.extend_from_slice(b"\\b"),
+            b'\t' => out.extend_from_slice(b"\\t"),
+            b'\n' => out.extend_from_slice(b"\\n"),
+            0x0C => out.extend_from_slice(b"\\f"),
+            b'\r' => out.extend_from_slice(b"\\r"),
+            0x00..=0x1F => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(byte >> 4)]);
+                out.push(HEX[usize::from(byte & 0x0F)]);
+            }
+            _ => out.push(byte),
+        }
+    }
+    out.push(b'"');
+}
+
+/// Measures validated entries.
+pub(crate) fn measure(entries: &[CatalogEntry]) -> CatalogMeasurement {
+    let entry_digests: Vec<Digest> = entries
+        .iter()
+        .map(|entry| Digest::of(&entry_preimage(entry)))
+        .collect();
+    let keyed = entries
+        .iter()
+        .zip(&entry_digests)
+        .map(|(entry, digest)| (entry.key().clone(), *digest));
+    CatalogMeasurement {
+        fold: fold(keyed, CATALOG_ENTRY_LABEL),
+        entry_digests,
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    use super::entry_preimage;
+    use crate::Catalog;
+
+    /// A one-entry catalog whose `tool_name` is `name`; `upstream_name` is fixed, so the
+    /// definition hash is too (python3 + hashlib of `{"name":"u","inputSchema":{}}`).
+    fn catalog_named(name: &str, backups: serde_json::Value) -> Catalog {
+        let document = json!([{
+            "tool_name": name,
+            "upstream_name": "u",
+            "server": {
+                "url": "https://a.example/mcp",
+                "tls_fingerprint": format!("SHA256:{}", "ab".repeat(32)),
+                "backup_fingerprints": backups,
+            },
+            "approved_definition": {"inputSchema": {}},
+            "definition_hash": "sha256:87e4098a5d809793ca25a7e47d5aa4e74113225bb5af18eba92285fba625b367",
+            "added_at": "2026-06-01T00:00:00Z",
+            "approved_by": "me"
+        }]);
+        Catalog::from_slice(document.to_string().as_bytes()).unwrap()
+    }
+
+    /// The preimage as a value, canonicalized by `jcs-digest`: what the direct writer must equal.
+    fn canonical_preimage(catalog: &Catalog) -> Vec<u8> {
+        let entry = &catalog.entries()[0];
+        let server = entry.server();
+        let value = json!({
+            "profile": super::CATALOG_ENTRY_LABEL,
+            "entry": {
+                "tool_name": entry.tool_name(),
+                "upstream_name": entry.upstream_name(),
+                "url": server.url(),
+                "tls_fingerprint": server.tls_fingerprint().map(ToString::to_string),
+                "backup_fingerprints": server.sorted_backup_fingerprints(),
+                "spiffe_id": server.spiffe_id().map(|id| id.as_str()),
+                "rotation_mode": server.rotation_mode().as_str(),
+                "tls_trust": server.tls_trust().as_str(),
+                "definition_hash": entry.definition_hash().to_string(),
+            }
+        });
+        jcs_digest::canonicalize(&value).unwrap()
+    }
+
+    #[test]
+    fn the_direct_writer_escapes_as_rfc_8785_does() {
+        let backups = json!([
+            format!("SHA256:{}", "cd".repeat(32)),
+            format!("SHA256:{}", "01".repeat(32))
+        ]);
+        let catalog = catalog_named("q\"\\\u{0}\u{8}\t\n\u{c}\r\u{1f}\u{7f}é🚀", backups);
+        assert_eq!(
+            entry_preimage(&catalog.entries()[0]),
+            canonical_preimage(&catalog)
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn the_direct_writer_agrees_with_canonicalize(name in "\\PC{1,40}|[\\x00-\\x7f]{1,40}") {
+            let catalog = catalog_named(&name, json!([]));
+            prop_assert_eq!(entry_preimage(&catalog.entries()[0]), canonical_preimage(&catalog));
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Reading the members of one JSON object against a fixed schema, collecting every problem.
+//!
+//! The schema is read from the strict `serde_json::Value` by hand rather than with
+//! `#[derive(Deserialize)]`: serde's derive stops at the first problem and its messages carry
+//! no JSON Pointer, and the catalog must report every problem, each at its field.
+
+use serde_json::{Map, Value};
+
+use crate::error::CatalogError;
+use crate::location::{EntryRef, Location, child};
+
+/// A member read against the schema.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Field<T> {
+    /// Absent, or `null` where the member is optional.
+    Absent,
+    /// Present and of the right type.
+    Valid(T),
+    /// Present and wrong; the problem has been recorded.
+    Invalid,
+}
+
+impl<T> Field<T> {
+    pub(crate) fn valid(self) -> Option<T> {
+        match self {
+            Field::Valid(value) => Some(value),
+            Field::Absent | Field::Invalid => None,
+        }
+    }
+
+    pub(crate) fn map<U>(self, f: impl FnOnce(T) -> U) -> Field<U> {
+        match self {
+            Field::Valid(value) => Field::Valid(f(value)),
+            Field::Absent => Field::Absent,
+            Field::Invalid => Field::Invalid,
+        }
+    }
+}
+
+/// The problems of one entry (or of the catalog object), and where they are.
+pub(crate) struct Problems<'a> {
+    pub(crate) entry: Option<EntryRef>,
+    pub(crate) errors: &'a mut Vec<CatalogError>,
+}
+
+impl Problems<'_> {
+    pub(crate) fn at(&self, pointer: String) -> Location {
+        Location {
+            entry: self.entry.clone(),
+            pointer,
+        }
+    }
+
+    pub(crate) fn push(&mut self, error: CatalogError) {
+        self.errors.push(error);
+    }
+
+    /// Records every member of `object` not in `allowed`, with a suggestion for near misses.
+    pub(crate) fn refuse_unknown_members(
+        &mut self,
+        object: &Map<String, Value>,
+        pointer: &str,
+        allowed: &'static [&'static str],
+        why: &'static str,
+    ) {
+        for member in object.keys() {
+            if !allowed.contains(&member.as_str()) {
+                let error = CatalogError::UnknownMember {
+                    at: self.at(child(pointer, member)),
+                    member: member.clone(),
+                    suggestion: closest(member, allowed),
+                    allowed,
+                    why,
+                };
+                self.push(error);
+            }
+        }
+    }
+
+    /// A member that must be a non-empty string.
+    pub(crate) fn required_string<'v>(
+        &mut self,
+        object: &'v Map<String, Value>,
+        pointer: &str,
+        member: &'static str,
+        hint: &'static str,
+    ) -> Field<&'v str> {
+        match object.get(member) {
+            None => {
+                let at = self.at(child(pointer, member));
+                self.push(CatalogError::MissingMember { at, member, hint });
+                Field::Invalid
+            }
+            Some(value) => self.non_empty_string(value, pointer, member, hint),
+        }
+    }
+
+    /// A member that may be absent or `null`, and otherwise must be a non-empty string.
+    pub(crate) fn optional_string<'v>(
+        &mut self,
+        object: &'v Map<String, Value>,
+        pointer: &str,
+        member: &'static str,
+        hint: &'static str,
+    ) -> Field<&'v str> {
+        match object.get(member) {
+            None | Some(Value::Null) => Field::Absent,
+            Some(value) => self.non_empty_string(value, pointer, member, hint),
+        }
+    }
+
+    fn non_empty_string<'v>(
+        &mut self,
+        value: &'v Value,
+        pointer: &str,
+        member: &'static str,
+        hint: &'static str,
+    ) -> Field<&'v str> {
+        match value {
+            Value::String(text) if text.is_empty() => {
+                let at = self.at(child(pointer, member));
+                self.push(CatalogError::EmptyValue { at, member, hint });
+                Field::Invalid
+            }
+            Value::String(text) => Field::Valid(text),
+            other => {
+                self.wrong_type(child(pointer, member), "a string", other);
+                Field::Invalid
+            }
+        }
+    }
+
+    pub(crate) fn wrong_type(&mut self, pointer: String, expected: &'static str, found: &Value) {
+        let at = self.at(pointer);
+        self.push(CatalogError::WrongType {
+            at,
+            expected,
+            found: json_type(found),
+        });
+    }
+}
+
+/// The JSON type of `value`, with its article, for messages.
+pub(crate) fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The allowed name `member` most likely meant: equal ignoring case and `_`, or at most two
+/// edits away. Long names are not compared (a hostile file must not cost quadratic time).
+fn closest(member: &str, allowed: &[&'static str]) -> Option<&'static str> {
+    const LONGEST_COMPARED: usize = 64;
+    if member.len() > LONGEST_COMPARED {
+        return None;
+    }
+    let folded = fold_spelling(member);
+    if let Some(same) = allowed.iter().find(|name| fold_spelling(name) == folded) {
+        return Some(same);
+    }
+    allowed
+        .iter()
+        .map(|name| (edit_distance(member, name), *name))
+        .filter(|(distance, _)| *distance <= 2)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, name)| name)
+}
+
+/// `inputSchema`, `input_schema` and `InputSchema` all fold to `inputschema`.
+fn fold_spelling(name: &str) -> String {
+    name.chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+/// Levenshtein distance over characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut previous: Vec<usize> = (0..=b.len()).collect();
+    let mut current = vec![0; b.len() + 1];
+    for (i, ca) in a.chars().enumerate() {
+        current[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitution = previous[j] + usize::from(ca != *cb);
+            current[j + 1] = substitution.min(previous[j + 1] + 1).min(current[j] + 1);
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+#[cfg(test)]
+mod unit {
+    use super::{closest, edit_distance};
+
+    #[test]
+    fn suggests_near_misses_only() {
+        let allowed = &["tls_fingerprint", "spiffe_id", "url"];
+        assert_eq!(closest("tls_fingerprnt", allowed), Some("tls_fingerprint"));
+        assert_eq!(closest("tlsFingerprint", allowed), Some("tls_fingerprint"));
+        assert_eq!(closest("uri", allowed), Some("url"));
+        assert_eq!(closest("endpoint", allowed), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+}

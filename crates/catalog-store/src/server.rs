@@ -1,0 +1,350 @@
+//! `server`: the upstream a tool is bound to, and its identity anchors (seed 003 §1, DESIGN.md §3).
+
+use serde_json::{Map, Value};
+use server_identity::{AnchorsError, Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
+
+use crate::error::CatalogError;
+use crate::location::{child, element};
+use crate::members::{Field, Problems};
+use crate::upstream_url::check_upstream_url;
+
+/// The members a `server` object may carry.
+pub(crate) const SERVER_MEMBERS: &[&str] = &[
+    "display_name",
+    "url",
+    "tls_fingerprint",
+    "backup_fingerprints",
+    "spiffe_id",
+    "rotation_mode",
+    "tls_trust",
+];
+
+const WHY_SERVER: &str = "A typo in a security file must not load quietly: fix or remove it";
+
+/// The upstream server an entry is bound to: where to connect and how to know it is the one.
+///
+/// The anchors are `server-identity`'s [`ServerAnchors`], built (and so checked) by its own
+/// builder: exactly what the gateway hands to the handshake verifier. Fingerprints compare in
+/// constant time and display in the canonical `SHA256:<64 lowercase hex>` form whatever form
+/// the file used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ServerBinding {
+    display_name: Option<String>,
+    url: String,
+    anchors: ServerAnchors,
+}
+
+impl ServerBinding {
+    /// `display_name`, for people; not part of the binding or the measurement.
+    pub fn display_name(&self) -> Option<&str> {
+        self.display_name.as_deref()
+    }
+
+    /// `url`: an `https` URL with a host and no user info or fragment, exactly as written.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The identity anchors the handshake must satisfy.
+    pub fn anchors(&self) -> &ServerAnchors {
+        &self.anchors
+    }
+
+    /// `tls_fingerprint`: the pin the server's key (or certificate) must match.
+    pub fn tls_fingerprint(&self) -> Option<&Fingerprint> {
+        self.anchors.fingerprint()
+    }
+
+    /// `backup_fingerprints`, in file order: also accepted, for a planned key rotation. Empty
+    /// unless there is a `tls_fingerprint`.
+    pub fn backup_fingerprints(&self) -> &[Fingerprint] {
+        self.anchors.backup_fingerprints()
+    }
+
+    /// `spiffe_id`: the SPIFFE ID the server's SVID must carry.
+    pub fn spiffe_id(&self) -> Option<&SpiffeId> {
+        self.anchors.spiffe_id()
+    }
+
+    /// `rotation_mode`; `key-pinned` when absent.
+    pub fn rotation_mode(&self) -> RotationMode {
+        self.anchors.rotation_mode()
+    }
+
+    /// `tls_trust`; `webpki` when absent. `pin` only ever comes with a `tls_fingerprint` and
+    /// without a `spiffe_id`.
+    pub fn tls_trust(&self) -> TlsTrust {
+        self.anchors.tls_trust()
+    }
+
+    /// Everything that identifies the server, without the display name: entries with equal
+    /// keys share one upstream connection. The parts cannot hold `\n` (each was validated).
+    pub(crate) fn identity_key(&self) -> String {
+        let mut key = format!(
+            "{}\n{}\n{}",
+            self.url,
+            self.rotation_mode(),
+            self.tls_trust()
+        );
+        if let Some(fingerprint) = self.tls_fingerprint() {
+            key.push_str(&format!("\n{fingerprint}"));
+        }
+        for backup in self.sorted_backup_fingerprints() {
+            key.push_str(&format!("\nbackup {backup}"));
+        }
+        if let Some(spiffe_id) = self.spiffe_id() {
+            key.push_str(&format!("\nspiffe {spiffe_id}"));
+        }
+        key
+    }
+
+    /// The backups in canonical text order: a set, whatever order the file lists them in.
+    pub(crate) fn sorted_backup_fingerprints(&self) -> Vec<String> {
+        let mut texts: Vec<String> = self
+            .backup_fingerprints()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        texts.sort_unstable();
+        texts
+    }
+}
+
+/// What a collision report says about an entry's server, readable even when the entry is not.
+pub(crate) struct ServerSketch {
+    pub(crate) url: String,
+    pub(crate) identity: String,
+}
+
+/// Reads a `server` object; records every problem.
+pub(crate) fn read_server(
+    problems: &mut Problems<'_>,
+    server: &Map<String, Value>,
+    pointer: &str,
+) -> (Option<ServerBinding>, ServerSketch) {
+    let errors_before = problems.errors.len();
+    problems.refuse_unknown_members(server, pointer, SERVER_MEMBERS, WHY_SERVER);
+
+    let display_name = problems.optional_string(
+        server,
+        pointer,
+        "display_name",
+        "give a name for people, or remove the member",
+    );
+    let url = problems.required_string(
+        server,
+        pointer,
+        "url",
+        "give the upstream's MCP endpoint, e.g. \"https://mcp.example.com/mcp\"",
+    );
+    if let Field::Valid(url) = url {
+        if let Err(problem) = check_upstream_url(url) {
+            let at = problems.at(child(pointer, "url"));
+            problems.push(CatalogError::BadUrl {
+                at,
+                url: url.to_owned(),
+                problem,
+            });
+        }
+    }
+
+    let fingerprint_hint =
+        "give the SHA256:<hex> fingerprint of the server's key, or remove the member";
+    let fingerprint_text =
+        problems.optional_string(server, pointer, "tls_fingerprint", fingerprint_hint);
+    let tls_fingerprint = parse_fingerprint(
+        problems,
+        fingerprint_text,
+        child(pointer, "tls_fingerprint"),
+    );
+    let backup_fingerprints = read_backups(problems, server, pointer, tls_fingerprint);
+
+    let spiffe_text = problems.optional_string(
+        server,
+        pointer,
+        "spiffe_id",
+        "give the SPIFFE ID, e.g. \"spiffe://corp.example/crm/mcp-server\", or remove the member",
+    );
+    let spiffe_id = match spiffe_text {
+        Field::Valid(text) => match text.parse::<SpiffeId>() {
+            Ok(id) => Field::Valid(id),
+            Err(source) => {
+                let at = problems.at(child(pointer, "spiffe_id"));
+                problems.push(CatalogError::BadSpiffeId { at, source });
+                Field::Invalid
+            }
+        },
+        Field::Absent => Field::Absent,
+        Field::Invalid => Field::Invalid,
+    };
+
+    let rotation_mode = read_mode::<RotationMode>(problems, server, pointer, "rotation_mode");
+    let tls_trust = read_mode::<TlsTrust>(problems, server, pointer, "tls_trust");
+
+    // The combination rules are server-identity's (its builder refuses what its verifier
+    // could not enforce); they are checked when every anchor field could be read, so that a
+    // field that is itself wrong is reported once, as itself.
+    let anchors_readable = tls_fingerprint != Field::Invalid
+        && backup_fingerprints.is_some()
+        && spiffe_id != Field::Invalid
+        && tls_trust != Field::Invalid;
+    let anchors = if anchors_readable {
+        let mut builder = ServerAnchors::builder();
+        if let Field::Valid(fingerprint) = tls_fingerprint {
+            builder.fingerprint(fingerprint);
+        }
+        for backup in backup_fingerprints.iter().flatten() {
+            builder.backup_fingerprint(*backup);
+        }
+        if let Field::Valid(id) = spiffe_id.clone() {
+            builder.spiffe_id(id);
+        }
+        builder.rotation_mode(rotation_mode.valid().unwrap_or_default());
+        builder.tls_trust(tls_trust.valid().unwrap_or_default());
+        match builder.build() {
+            Ok(anchors) => Some(anchors),
+            Err(source) => {
+                let at = problems.at(anchors_error_pointer(pointer, &source));
+                problems.push(CatalogError::Anchors { at, source });
+                None
+            }
+        }
+    } else {
+        None
+    };
+
+    let identity = match (fingerprint_text, tls_fingerprint, spiffe_text) {
+        (_, Field::Valid(fingerprint), _) => format!("tls_fingerprint: {fingerprint}"),
+        (Field::Valid(text), _, _) => format!("tls_fingerprint: {text}"),
+        (_, _, Field::Valid(text)) => format!("spiffe_id: {text}"),
+        _ => "no identity anchor".to_owned(),
+    };
+    let sketch = ServerSketch {
+        url: url.valid().unwrap_or_default().to_owned(),
+        identity,
+    };
+
+    if problems.errors.len() != errors_before {
+        return (None, sketch);
+    }
+    let binding = url
+        .valid()
+        .zip(anchors)
+        .map(|(url, anchors)| ServerBinding {
+            display_name: display_name.valid().map(str::to_owned),
+            url: url.to_owned(),
+            anchors,
+        });
+    (binding, sketch)
+}
+
+/// The member an operator changes to fix `error`: `tls_trust` and `backup_fingerprints` for
+/// the rules about them, the `server` object itself when an anchor is missing.
+fn anchors_error_pointer(server_pointer: &str, error: &AnchorsError) -> String {
+    match error {
+        AnchorsError::PinTrustWithoutFingerprint | AnchorsError::PinTrustWithSpiffeId => {
+            child(server_pointer, "tls_trust")
+        }
+        AnchorsError::BackupsWithoutFingerprint => child(server_pointer, "backup_fingerprints"),
+        _ => server_pointer.to_owned(),
+    }
+}
+
+fn parse_fingerprint(
+    problems: &mut Problems<'_>,
+    text: Field<&str>,
+    pointer: String,
+) -> Field<Fingerprint> {
+    match text {
+        Field::Valid(text) => match text.parse::<Fingerprint>() {
+            Ok(fingerprint) => Field::Valid(fingerprint),
+            Err(source) => {
+                let at = problems.at(pointer);
+                problems.push(CatalogError::BadFingerprint { at, source });
+                Field::Invalid
+            }
+        },
+        Field::Absent => Field::Absent,
+        Field::Invalid => Field::Invalid,
+    }
+}
+
+/// `backup_fingerprints`: an array of fingerprint texts, none repeating another or the
+/// primary. `None` when a problem was recorded.
+fn read_backups(
+    problems: &mut Problems<'_>,
+    server: &Map<String, Value>,
+    pointer: &str,
+    primary: Field<Fingerprint>,
+) -> Option<Vec<Fingerprint>> {
+    let backups_pointer = child(pointer, "backup_fingerprints");
+    let elements = match server.get("backup_fingerprints") {
+        None | Some(Value::Null) => return Some(Vec::new()),
+        Some(Value::Array(elements)) => elements,
+        Some(other) => {
+            problems.wrong_type(backups_pointer, "an array of fingerprint strings", other);
+            return None;
+        }
+    };
+    let mut seen: Vec<(Fingerprint, String)> = Vec::with_capacity(elements.len() + 1);
+    if let Field::Valid(primary) = primary {
+        seen.push((primary, child(pointer, "tls_fingerprint")));
+    }
+    let mut backups = Vec::with_capacity(elements.len());
+    let mut all_valid = true;
+    for (index, element_value) in elements.iter().enumerate() {
+        let element_pointer = element(&backups_pointer, index);
+        let text = match element_value {
+            Value::String(text) => Field::Valid(text.as_str()),
+            other => {
+                problems.wrong_type(element_pointer, "a fingerprint string", other);
+                all_valid = false;
+                continue;
+            }
+        };
+        let Field::Valid(fingerprint) = parse_fingerprint(problems, text, element_pointer.clone())
+        else {
+            all_valid = false;
+            continue;
+        };
+        if let Some((_, first)) = seen.iter().find(|(known, _)| *known == fingerprint) {
+            let at = problems.at(element_pointer);
+            let first = first.clone();
+            problems.push(CatalogError::DuplicateFingerprint {
+                at,
+                fingerprint,
+                first,
+            });
+            all_valid = false;
+            continue;
+        }
+        seen.push((fingerprint, element_pointer));
+        backups.push(fingerprint);
+    }
+    all_valid.then_some(backups)
+}
+
+/// `rotation_mode` or `tls_trust`.
+fn read_mode<M>(
+    problems: &mut Problems<'_>,
+    server: &Map<String, Value>,
+    pointer: &str,
+    member: &'static str,
+) -> Field<M>
+where
+    M: std::str::FromStr<Err = server_identity::ModeError>,
+{
+    let hint = "remove the member to use the default";
+    match problems.optional_string(server, pointer, member, hint) {
+        Field::Valid(text) => match text.parse::<M>() {
+            Ok(mode) => Field::Valid(mode),
+            Err(source) => {
+                let at = problems.at(child(pointer, member));
+                problems.push(CatalogError::UnknownMode { at, source });
+                Field::Invalid
+            }
+        },
+        Field::Absent => Field::Absent,
+        Field::Invalid => Field::Invalid,
+    }
+}

@@ -1,0 +1,200 @@
+//! Warnings that do not refuse a catalog: names outside MCP's recommended form, and lookalike
+//! names across servers (the shadowing that exact name collisions, seed 003 §3, do not catch).
+
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::entry::CatalogEntry;
+
+/// The longest tool name MCP recommends, in characters.
+const RECOMMENDED_MAX_LEN: usize = 128;
+
+/// Something a catalog author should look at; the catalog loads all the same.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CatalogWarning {
+    /// A `tool_name` outside MCP's recommended `[A-Za-z0-9_.-]{1,128}`.
+    NameNotRecommended {
+        /// The entry's index.
+        index: usize,
+        /// The name.
+        tool_name: String,
+        /// The first character outside `[A-Za-z0-9_.-]`, if any.
+        character: Option<char>,
+        /// The name's length in characters.
+        length: usize,
+    },
+    /// Two names on different servers that are equal ignoring case, or equal once `-`, `_`
+    /// and `.` are removed and case is ignored: a client or a model may call one meaning the
+    /// other. Each such entry is reported once, against the earliest lookalike on another
+    /// server.
+    Lookalike {
+        /// The later entry's index.
+        index: usize,
+        /// The later entry's name.
+        tool_name: String,
+        /// The later entry's `server.url`.
+        url: String,
+        /// The earlier entry's index.
+        other_index: usize,
+        /// The earlier entry's name.
+        other_tool_name: String,
+        /// The earlier entry's `server.url`.
+        other_url: String,
+        /// Which comparison found them alike.
+        rule: LookalikeRule,
+    },
+}
+
+/// How two lookalike names compare.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LookalikeRule {
+    /// Equal ignoring case (`Salesforce.Query`, `salesforce.query`).
+    Case,
+    /// Equal once `-`, `_` and `.` are removed and case is ignored (`sales-force.query`,
+    /// `salesforce_query`), but not equal ignoring case alone.
+    Separators,
+}
+
+impl fmt::Display for CatalogWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CatalogWarning::NameNotRecommended {
+                index,
+                tool_name,
+                character,
+                length,
+            } => {
+                write!(f, "entry {index} (tool_name {tool_name:?}): ")?;
+                match character {
+                    Some(character) => write!(
+                        f,
+                        "the name contains {character:?}, outside MCP's recommended tool name characters [A-Za-z0-9_.-]"
+                    )?,
+                    None => write!(
+                        f,
+                        "the name is {length} characters long, over MCP's recommended {RECOMMENDED_MAX_LEN}"
+                    )?,
+                }
+                f.write_str(
+                    "; some clients refuse or alter such names: consider renaming the tool \
+                     (upstream_name keeps the upstream's own name)",
+                )
+            }
+            CatalogWarning::Lookalike {
+                index,
+                tool_name,
+                url,
+                other_index,
+                other_tool_name,
+                other_url,
+                rule,
+            } => {
+                let (how, differ) = match rule {
+                    LookalikeRule::Case => ("equal ignoring case", "case"),
+                    LookalikeRule::Separators => (
+                        "equal once '-', '_' and '.' are removed and case is ignored",
+                        "punctuation and case",
+                    ),
+                };
+                write!(
+                    f,
+                    "entry {index} (tool_name {tool_name:?}) on {url} looks like entry \
+                     {other_index} (tool_name {other_tool_name:?}) on {other_url}: the names are \
+                     {how}, so a client or model may call one meaning the other; rename one so \
+                     that they differ in more than {differ}"
+                )
+            }
+        }
+    }
+}
+
+/// Every warning for `entries`, sorted by entry index (name warnings first for an entry).
+pub(crate) fn find_warnings(
+    entries: &[CatalogEntry],
+    server_keys: &[String],
+) -> Vec<CatalogWarning> {
+    let mut warnings: Vec<CatalogWarning> = entries
+        .iter()
+        .enumerate()
+        .filter_map(|(index, entry)| name_warning(index, entry))
+        .collect();
+    warnings.extend(lookalikes(entries, server_keys));
+    warnings.sort_by_key(|warning| match warning {
+        CatalogWarning::NameNotRecommended { index, .. } => (*index, 0),
+        CatalogWarning::Lookalike { index, .. } => (*index, 1),
+    });
+    warnings
+}
+
+fn name_warning(index: usize, entry: &CatalogEntry) -> Option<CatalogWarning> {
+    let name = entry.tool_name();
+    let character = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')));
+    let length = name.chars().count();
+    (character.is_some() || length > RECOMMENDED_MAX_LEN).then(|| {
+        CatalogWarning::NameNotRecommended {
+            index,
+            tool_name: name.to_owned(),
+            character,
+            length,
+        }
+    })
+}
+
+/// Groups names by their folded form (separators removed, lowercase). In each group, an entry
+/// is paired with the earliest entry on another server: the group's first entry, or, when that
+/// one shares the entry's server, the first entry on any other server. Linear in the entries.
+fn lookalikes(entries: &[CatalogEntry], server_keys: &[String]) -> Vec<CatalogWarning> {
+    struct Group {
+        first: usize,
+        first_on_other_server: Option<usize>,
+    }
+    let mut groups: HashMap<String, Group> = HashMap::new();
+    let mut warnings = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let folded = fold_separators_and_case(entry.tool_name());
+        let Some(group) = groups.get_mut(&folded) else {
+            groups.insert(
+                folded,
+                Group {
+                    first: index,
+                    first_on_other_server: None,
+                },
+            );
+            continue;
+        };
+        let partner = if server_keys[index] != server_keys[group.first] {
+            group.first_on_other_server.get_or_insert(index);
+            Some(group.first)
+        } else {
+            group.first_on_other_server
+        };
+        let Some(partner) = partner else { continue };
+        let (this, other) = (entry, &entries[partner]);
+        let rule = if this.tool_name().to_lowercase() == other.tool_name().to_lowercase() {
+            LookalikeRule::Case
+        } else {
+            LookalikeRule::Separators
+        };
+        warnings.push(CatalogWarning::Lookalike {
+            index,
+            tool_name: this.tool_name().to_owned(),
+            url: this.server().url().to_owned(),
+            other_index: partner,
+            other_tool_name: other.tool_name().to_owned(),
+            other_url: other.server().url().to_owned(),
+            rule,
+        });
+    }
+    warnings
+}
+
+fn fold_separators_and_case(name: &str) -> String {
+    name.chars()
+        .filter(|c| !matches!(c, '-' | '_' | '.'))
+        .flat_map(char::to_lowercase)
+        .collect()
+}
