@@ -46,4 +46,6 @@ mod audit_cli;
 
 // `toolgate demo` and `toolgate serve` as processes: exit codes, SIGTERM, stdio.
 mod e2e_cli;
-mod upstream_probe_tmp;
+
+// `toolgate catalog check` and `toolgate identity` as processes (identity against a real TLS server).
+mod catalog_identity_cli;

@@ -16,7 +16,7 @@ const SYSTEM_ROOTS: &str = "/etc/ssl/certs/ca-certificates.crt";
 /// `toolgate identity`
 #[derive(Debug, clap::Args)]
 pub(crate) struct IdentityArgs {
-    /// The upstream's https URL, e.g. https://mcp.example.com/mcp. Nothing is sent after the
+    /// The upstream's https URL, e.g. `https://mcp.example.com/mcp`. Nothing is sent after the
     /// TLS handshake.
     #[arg(value_name = "URL")]
     pub(crate) url: String,
