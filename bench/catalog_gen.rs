@@ -31,12 +31,39 @@ impl SplitMix64 {
 }
 
 const WORDS: &[&str] = &[
-    "repository", "query", "record", "file", "issue", "customer", "invoice", "schedule", "message",
-    "résumé", "naïve", "count", "limit", "filter", "owner", "branch", "commit", "label", "status",
-    "region", "zone", "température", "日本語", "emoji 🚀", "page", "cursor", "token", "scope",
+    "repository",
+    "query",
+    "record",
+    "file",
+    "issue",
+    "customer",
+    "invoice",
+    "schedule",
+    "message",
+    "résumé",
+    "naïve",
+    "count",
+    "limit",
+    "filter",
+    "owner",
+    "branch",
+    "commit",
+    "label",
+    "status",
+    "region",
+    "zone",
+    "température",
+    "日本語",
+    "emoji 🚀",
+    "page",
+    "cursor",
+    "token",
+    "scope",
 ];
 
-const VERBS: &[&str] = &["list", "get", "create", "update", "delete", "search", "sync", "export"];
+const VERBS: &[&str] = &[
+    "list", "get", "create", "update", "delete", "search", "sync", "export",
+];
 
 fn sentence(rng: &mut SplitMix64, words: usize) -> String {
     let mut out = String::new();
@@ -69,20 +96,28 @@ fn property_schema(rng: &mut SplitMix64, depth: u32) -> String {
     let words = 4 + rng.below(8) as usize;
     let description = json_string(&sentence(rng, words));
     match rng.below(if depth == 0 { 6 } else { 5 }) {
-        0 => format!(r#"{{"type":"string","description":{description},"maxLength":{}}}"#, 16 + rng.below(4096)),
+        0 => format!(
+            r#"{{"type":"string","description":{description},"maxLength":{}}}"#,
+            16 + rng.below(4096)
+        ),
         1 => format!(
             r#"{{"type":"number","description":{description},"minimum":{},"maximum":{}.5,"multipleOf":1e-3}}"#,
             rng.below(10),
             100 + rng.below(10_000)
         ),
-        2 => format!(r#"{{"type":"integer","description":{description},"default":{}}}"#, rng.below(500)),
+        2 => format!(
+            r#"{{"type":"integer","description":{description},"default":{}}}"#,
+            rng.below(500)
+        ),
         3 => format!(
             r#"{{"type":"string","enum":[{},{},{}],"description":{description}}}"#,
             json_string(rng.pick(VERBS)),
             json_string(rng.pick(WORDS)),
             json_string(rng.pick(WORDS))
         ),
-        4 => format!(r#"{{"type":"array","items":{{"type":"string"}},"description":{description},"minItems":0,"uniqueItems":true}}"#),
+        4 => format!(
+            r#"{{"type":"array","items":{{"type":"string"}},"description":{description},"minItems":0,"uniqueItems":true}}"#
+        ),
         _ => {
             let properties = 2 + rng.below(3) as usize;
             object_schema(rng, depth + 1, properties)
@@ -98,7 +133,12 @@ fn object_schema(rng: &mut SplitMix64, depth: u32, properties: usize) -> String 
         if i > 0 {
             out.push(',');
         }
-        let _ = write!(out, "{}:{}", json_string(&name), property_schema(rng, depth));
+        let _ = write!(
+            out,
+            "{}:{}",
+            json_string(&name),
+            property_schema(rng, depth)
+        );
         names.push(name);
     }
     out.push_str(r#"},"required":["#);
@@ -117,7 +157,12 @@ pub fn generate_catalog(n: usize) -> String {
         if i > 0 {
             out.push(',');
         }
-        let name = format!("{}.{}_{}", rng.pick(&["github", "crm", "files", "calendar"]), rng.pick(VERBS), i);
+        let name = format!(
+            "{}.{}_{}",
+            rng.pick(&["github", "crm", "files", "calendar"]),
+            rng.pick(VERBS),
+            i
+        );
         let _ = write!(out, r#"{{"name":{}"#, json_string(&name));
         if rng.below(3) == 0 {
             let _ = write!(out, r#","title":{}"#, json_string(&sentence(&mut rng, 3)));
@@ -125,7 +170,11 @@ pub fn generate_catalog(n: usize) -> String {
         let description = format!("{}\n{}", sentence(&mut rng, 12), sentence(&mut rng, 20));
         let _ = write!(out, r#","description":{}"#, json_string(&description));
         let properties = 3 + rng.below(6) as usize;
-        let _ = write!(out, r#","inputSchema":{}"#, object_schema(&mut rng, 0, properties));
+        let _ = write!(
+            out,
+            r#","inputSchema":{}"#,
+            object_schema(&mut rng, 0, properties)
+        );
         if rng.below(2) == 0 {
             let _ = write!(out, r#","outputSchema":{}"#, object_schema(&mut rng, 1, 2));
         }
@@ -137,7 +186,11 @@ pub fn generate_catalog(n: usize) -> String {
             );
         }
         if rng.below(4) == 0 {
-            let _ = write!(out, r#","_meta":{{"_fastmcp":{{"tags":["{}"]}}}}"#, rng.pick(VERBS));
+            let _ = write!(
+                out,
+                r#","_meta":{{"_fastmcp":{{"tags":["{}"]}}}}"#,
+                rng.pick(VERBS)
+            );
         }
         out.push('}');
     }
