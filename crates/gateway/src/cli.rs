@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use crate::cmd::audit::AuditArgs;
 use crate::cmd::catalog::CatalogArgs;
 use crate::cmd::demo::DemoArgs;
+use crate::cmd::demo_upstream::DemoUpstreamArgs;
 use crate::cmd::identity::IdentityArgs;
 use crate::cmd::serve::ServeArgs;
 
@@ -38,6 +39,9 @@ pub(crate) enum Command {
     Audit(AuditArgs),
     /// One command, no setup: an allowed call, a rug-pull and an impostor, refused and audited.
     Demo(DemoArgs),
+    /// Run the demo upstream (an MCP server over TLS with a generated certificate) as a process,
+    /// for trying the gateway and for interop tests; prints its URL and fingerprints as JSON.
+    DemoUpstream(DemoUpstreamArgs),
 }
 
 /// `toolgate digest`

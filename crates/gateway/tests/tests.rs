@@ -38,7 +38,8 @@ mod audit;
 // The definition check: mismatch, absent, doubled; max-age, invalidation, per-call, single flight.
 mod definition_check;
 
-// The upstream client against FastMCP over HTTPS (ignored here; interop/run.sh runs them).
+// Third-party peers: our client against FastMCP, the Python client and inspector-cli against the
+// demo upstream (ignored here: they need the peers; interop/run.sh runs them).
 mod upstream_interop;
 
 // `toolgate audit verify`: exit codes 0/1/2, text and JSON, `--catalog`, tampered logs.

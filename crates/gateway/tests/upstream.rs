@@ -53,6 +53,15 @@ async fn start(config: &DemoUpstreamConfig) -> RunningUpstream {
     DemoUpstream::start(config).await.unwrap()
 }
 
+/// Options without the notification listener, whose own connection and request would make
+/// connection and byte counts depend on when it runs.
+fn quiet() -> UpstreamOptions {
+    UpstreamOptions {
+        listen_for_notifications: false,
+        ..UpstreamOptions::default()
+    }
+}
+
 fn names(tools: &[Value]) -> Vec<&str> {
     tools
         .iter()
@@ -268,6 +277,29 @@ async fn list_changed_on_the_session_event_stream_invalidates() {
 }
 
 #[tokio::test]
+async fn list_changed_on_the_2026_subscription_stream_invalidates() {
+    bounded(async {
+        let upstream = start(&DemoUpstreamConfig::new()).await;
+        let client = client_for(&upstream, UpstreamOptions::default());
+        let mut invalidations = client.invalidations();
+        client.list_tools().await.unwrap();
+        assert_eq!(
+            client.protocol_version(),
+            Some(ProtocolVersion::V2026_07_28)
+        );
+        while upstream.controls().event_streams_open() == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert_eq!(upstream.controls().method_count("subscriptions/listen"), 1);
+        let before = *invalidations.borrow_and_update();
+        upstream.controls().notify_tools_changed();
+        invalidations.changed().await.unwrap();
+        assert_eq!(*invalidations.borrow(), before + 1);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_lost_event_stream_is_reopened_and_counts_as_an_invalidation() {
     bounded(async {
         let upstream = start(DemoUpstreamConfig::new().stateless(false)).await;
@@ -327,7 +359,7 @@ async fn a_forgotten_session_is_initialized_again_once_and_invalidates() {
 async fn connections_are_reused_across_calls() {
     bounded(async {
         let upstream = start(&DemoUpstreamConfig::new()).await;
-        let client = client_for(&upstream, UpstreamOptions::default());
+        let client = client_for(&upstream, quiet());
         for index in 0..5 {
             let text = index.to_string();
             let result = client
@@ -403,7 +435,7 @@ async fn an_impostor_key_is_refused_in_the_handshake_and_receives_nothing() {
 async fn a_key_switched_at_the_same_address_is_refused_on_the_next_connection() {
     bounded(async {
         let upstream = start(&DemoUpstreamConfig::new()).await;
-        let client = client_for(&upstream, UpstreamOptions::default());
+        let client = client_for(&upstream, quiet());
         client.list_tools().await.unwrap();
         let impostor = DemoIdentity::generate().unwrap();
         upstream.controls().present_identity(&impostor).unwrap();
@@ -474,7 +506,7 @@ async fn a_slow_upstream_times_out_as_unavailable() {
 async fn a_connection_closed_mid_call_is_unavailable_and_the_next_call_reconnects() {
     bounded(async {
         let upstream = start(&DemoUpstreamConfig::new()).await;
-        let client = client_for(&upstream, UpstreamOptions::default());
+        let client = client_for(&upstream, quiet());
         let invalidations = client.invalidations();
         client.list_tools().await.unwrap();
         upstream.controls().set_fault(Some("tools/call"), Fault::Reset);

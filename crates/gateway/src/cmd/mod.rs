@@ -7,6 +7,7 @@ pub(crate) mod audit;
 pub(crate) mod catalog;
 mod common;
 pub(crate) mod demo;
+pub(crate) mod demo_upstream;
 mod diff;
 mod digest;
 pub(crate) mod identity;
@@ -25,5 +26,6 @@ pub(crate) fn run(command: Command) -> Result<Verdict, Failure> {
         Command::Serve(args) => serve::run(&args),
         Command::Audit(args) => audit::run(&args),
         Command::Demo(args) => demo::run(&args),
+        Command::DemoUpstream(args) => demo_upstream::run(&args),
     }
 }

@@ -17,6 +17,9 @@ use tokio::sync::mpsc;
 use super::config::{DiscoverRefusal, ResponseMode};
 use super::controls::{Fault, State};
 use super::tools;
+
+/// The 2026-07-28 method that opens a notification stream.
+const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 use crate::mcp::{
     self, ErrorObject, Generation, Message, ProtocolVersion, Request, RequestId, Response,
     error_codes,
@@ -200,7 +203,7 @@ fn envelope_version(request: &Request) -> Option<&Value> {
         .and_then(|meta| meta.get(mcp::META_PROTOCOL_VERSION))
 }
 
-fn answer(state: &State, headers: &HeaderMap, request: Request) -> http::Response<Body> {
+fn answer(state: &Arc<State>, headers: &HeaderMap, request: Request) -> http::Response<Body> {
     let is_discover = request.method == mcp::methods::SERVER_DISCOVER;
     let has_envelope = envelope_version(&request).is_some();
     if is_discover && !state.config.stateless {
@@ -223,6 +226,16 @@ fn answer(state: &State, headers: &HeaderMap, request: Request) -> http::Respons
     if stateless {
         if let Err(response) = check_stateless(headers, &request) {
             return *response;
+        }
+        if request.method == SUBSCRIPTIONS_LISTEN {
+            let wants_tools = request
+                .params
+                .as_ref()
+                .and_then(|params| params.get("notifications"))
+                .and_then(|filter| filter.get("toolsListChanged"))
+                .and_then(Value::as_bool)
+                == Some(true);
+            return event_stream(state, None, wants_tools.then_some(request.id));
         }
         let result = dispatch(state, &request, Generation::Stateless);
         return respond(state, request.id, result, None);
@@ -408,7 +421,16 @@ fn dispatch(
     };
     if generation == Generation::Stateless {
         if let Some(object) = result.as_object_mut() {
+            // 2026-07-28 requires `resultType` on every result, and the caching directives on
+            // cacheable ones (the Python client refuses a listing without them).
             object.insert("resultType".to_owned(), Value::from("complete"));
+            if matches!(
+                request.method.as_str(),
+                mcp::methods::SERVER_DISCOVER | mcp::methods::TOOLS_LIST
+            ) {
+                object.insert("ttlMs".to_owned(), Value::from(0));
+                object.insert("cacheScope".to_owned(), Value::from("private"));
+            }
         }
     }
     Ok(result)
@@ -427,7 +449,12 @@ fn list_page(state: &State, cursor: Option<&Value>) -> Result<Value, ErrorObject
         Some(Value::String(cursor)) => cursor
             .strip_prefix("page-")
             .and_then(|number| number.parse::<usize>().ok())
-            .filter(|&page| page > 0 && page * page_size < tools.len())
+            .filter(|&page| {
+                page > 0
+                    && page
+                        .checked_mul(page_size)
+                        .is_some_and(|start| start < tools.len())
+            })
             .ok_or_else(|| {
                 ErrorObject::new(
                     error_codes::INVALID_PARAMS,
@@ -522,24 +549,50 @@ fn handle_get(state: &Arc<State>, headers: &HeaderMap) -> http::Response<Body> {
             "Accept must include text/event-stream",
         );
     }
-    let session = match session_check(state, headers) {
-        Ok(session) => session,
-        Err(response) => return *response,
+    match session_check(state, headers) {
+        Ok(session) => event_stream(state, Some(session), None),
+        Err(response) => *response,
+    }
+}
+
+/// An open-ended SSE stream of `notifications/tools/list_changed`: a session's `GET` stream
+/// (`session`), or a 2026-07-28 `subscriptions/listen` stream (`subscription`: the request id,
+/// echoed in each notification's `_meta`; `None` when the filter did not ask for tool changes,
+/// so nothing is sent).
+fn event_stream(
+    state: &Arc<State>,
+    session: Option<String>,
+    subscription: Option<RequestId>,
+) -> http::Response<Body> {
+    let notification = match &subscription {
+        Some(id) => Message::Notification(mcp::Notification {
+            method: mcp::methods::NOTIFICATIONS_TOOLS_LIST_CHANGED.to_owned(),
+            params: json!({"_meta": {"io.modelcontextprotocol/subscriptionId": id.to_value()}})
+                .as_object()
+                .cloned(),
+        }),
+        None => Message::Notification(mcp::Notification {
+            method: mcp::methods::NOTIFICATIONS_TOOLS_LIST_CHANGED.to_owned(),
+            params: None,
+        }),
     };
+    let notification = Bytes::from(mcp::encode_sse_event(&notification));
+    let silent = session.is_none() && subscription.is_none();
     let (sender, receiver) = mpsc::channel::<Bytes>(16);
     let mut notifications = state.list_changed.subscribe();
     let mut closed = state.close_streams.subscribe();
     let task_state = state.clone();
     state.stream_opened();
     tokio::spawn(async move {
-        let notification = Bytes::from_static(
-            b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
-        );
         loop {
             tokio::select! {
                 received = notifications.recv() => match received {
                     Ok(()) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                        if !task_state.has_session(&session) || sender.send(notification.clone()).await.is_err() {
+                        let session_gone = session.as_deref().is_some_and(|id| !task_state.has_session(id));
+                        if session_gone {
+                            break;
+                        }
+                        if !silent && sender.send(notification.clone()).await.is_err() {
                             break;
                         }
                     }

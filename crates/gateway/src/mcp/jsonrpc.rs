@@ -387,9 +387,56 @@ impl Message {
         Value::Object(object)
     }
 
-    /// The message as JSON text (UTF-8 bytes).
+    /// The message as JSON text (UTF-8 bytes), written without copying the params or result
+    /// (the member order is that of [`Message::to_value`]: sorted, as serde_json's map keeps
+    /// members).
     pub fn to_vec(&self) -> Vec<u8> {
-        self.to_value().to_string().into_bytes()
+        let wire = match self {
+            Message::Request(request) => Wire {
+                error: None,
+                id: Some(WireId::Id(&request.id)),
+                jsonrpc: "2.0",
+                method: Some(&request.method),
+                params: request.params.as_ref(),
+                result: None,
+            },
+            Message::Notification(notification) => Wire {
+                error: None,
+                id: None,
+                jsonrpc: "2.0",
+                method: Some(&notification.method),
+                params: notification.params.as_ref(),
+                result: None,
+            },
+            Message::Response(response) => {
+                let id = Some(response.id.as_ref().map_or(WireId::Null, WireId::Id));
+                match &response.payload {
+                    ResponsePayload::Result(result) => Wire {
+                        error: None,
+                        id,
+                        jsonrpc: "2.0",
+                        method: None,
+                        params: None,
+                        result: Some(result),
+                    },
+                    ResponsePayload::Error(error) => Wire {
+                        error: Some(WireError {
+                            code: error.code,
+                            data: error.data.as_ref(),
+                            message: &error.message,
+                        }),
+                        id,
+                        jsonrpc: "2.0",
+                        method: None,
+                        params: None,
+                        result: None,
+                    },
+                }
+            }
+        };
+        // Serializing borrowed strings, integers and `Value`s cannot fail; the fallback keeps
+        // this infallible without a panic path.
+        serde_json::to_vec(&wire).unwrap_or_else(|_| self.to_value().to_string().into_bytes())
     }
 
     /// The method of a request or notification.
@@ -398,6 +445,46 @@ impl Message {
             Message::Request(request) => Some(&request.method),
             Message::Notification(notification) => Some(&notification.method),
             Message::Response(_) => None,
+        }
+    }
+}
+
+/// A message as written: members in sorted order, absent ones skipped.
+#[derive(serde::Serialize)]
+struct Wire<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<WireError<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<WireId<'a>>,
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a Map<String, Value>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a Value>,
+}
+
+#[derive(serde::Serialize)]
+struct WireError<'a> {
+    code: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    data: Option<&'a Value>,
+    message: &'a str,
+}
+
+/// An id as written: `null` only in an error answering an unreadable message.
+enum WireId<'a> {
+    Id(&'a RequestId),
+    Null,
+}
+
+impl serde::Serialize for WireId<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            WireId::Id(RequestId::Number(number)) => serializer.serialize_i64(*number),
+            WireId::Id(RequestId::String(text)) => serializer.serialize_str(text),
+            WireId::Null => serializer.serialize_unit(),
         }
     }
 }
@@ -442,6 +529,7 @@ mod tests {
         for text in texts {
             let message = read(text).unwrap();
             assert_eq!(String::from_utf8(message.to_vec()).unwrap(), text);
+            assert_eq!(message.to_value().to_string(), text);
         }
         assert!(matches!(read(texts[2]), Ok(Message::Notification(_))));
         assert_eq!(read(texts[0]).unwrap().method(), Some("tools/list"),);

@@ -20,6 +20,8 @@ use crate::mcp::{
     self, Generation, Message, Notification, ProtocolVersion, Request, RequestId, ResponsePayload,
 };
 
+const METHOD_NOT_FOUND: i64 = mcp::error_codes::METHOD_NOT_FOUND;
+
 /// The client's name in `clientInfo`.
 const CLIENT_NAME: &str = "toolgate";
 
@@ -230,23 +232,35 @@ impl UpstreamClient {
         params: Map<String, Value>,
     ) -> Result<Value, UpstreamError> {
         let negotiated = self.ensure_negotiated().await?;
-        let (sent_params, headers) = self.stamp(&negotiated, method, params.clone());
+        // Kept only where a lost session may need the request sent again.
+        let retry_params = match &negotiated {
+            Negotiated::Session {
+                session_id: Some(_),
+                ..
+            } => Some(params.clone()),
+            _ => None,
+        };
+        let (sent_params, headers) = stamp(&negotiated, method, params);
         match self
             .exchange_with_status(method, sent_params, headers)
             .await
         {
             Ok((result, _)) => Ok(result),
-            Err((_, Some(StatusCode::NOT_FOUND)))
-                if matches!(
-                    &negotiated,
-                    Negotiated::Session {
-                        session_id: Some(_),
-                        ..
-                    }
-                ) =>
-            {
+            // A 404 carrying "method not found" is about the method, not the session (FastMCP
+            // answers unknown methods with HTTP 404).
+            Err((
+                error @ UpstreamError::JsonRpc {
+                    code: METHOD_NOT_FOUND,
+                    ..
+                },
+                _,
+            )) => Err(error),
+            Err((error, Some(StatusCode::NOT_FOUND))) => {
+                let Some(params) = retry_params else {
+                    return Err(error);
+                };
                 let renewed = self.renegotiate(&negotiated).await?;
-                let (sent_params, headers) = self.stamp(&renewed, method, params);
+                let (sent_params, headers) = stamp(&renewed, method, params);
                 self.exchange(method, sent_params, headers)
                     .await
                     .map(|(result, _)| result)
@@ -275,7 +289,7 @@ impl UpstreamClient {
         params: Map<String, Value>,
         headers: Vec<(HeaderName, HeaderValue)>,
     ) -> Result<(Value, Option<String>), (UpstreamError, Option<StatusCode>)> {
-        let id = RequestId::Number(self.inner.next_id.fetch_add(1, Ordering::Relaxed));
+        let id = self.inner.next_request_id();
         let message = Message::Request(Request {
             id: id.clone(),
             method: method.to_owned(),
@@ -344,57 +358,6 @@ impl UpstreamClient {
         }
     }
 
-    /// The params and headers of a request under `negotiated`.
-    fn stamp(
-        &self,
-        negotiated: &Negotiated,
-        method: &str,
-        mut params: Map<String, Value>,
-    ) -> (Map<String, Value>, Vec<(HeaderName, HeaderValue)>) {
-        let mut headers = Vec::new();
-        match negotiated {
-            Negotiated::Stateless => {
-                let version = ProtocolVersion::V2026_07_28.as_str();
-                // 2026-07-28: the envelope in `params._meta`, mirrored by headers the server
-                // checks against the body (RECIPE.md; -32020 on a mismatch).
-                let mut meta = match params.remove("_meta") {
-                    Some(Value::Object(meta)) => meta,
-                    _ => Map::new(),
-                };
-                meta.insert(mcp::META_PROTOCOL_VERSION.to_owned(), Value::from(version));
-                meta.insert(mcp::META_CLIENT_CAPABILITIES.to_owned(), json!({}));
-                meta.insert(mcp::META_CLIENT_INFO.to_owned(), client_info());
-                params.insert("_meta".to_owned(), Value::Object(meta));
-                push_header(&mut headers, names::MCP_PROTOCOL_VERSION.clone(), version);
-                push_header(&mut headers, names::MCP_METHOD.clone(), method);
-                if let Some(name) = mcp::name_bearing_param(method)
-                    .and_then(|member| params.get(member))
-                    .and_then(Value::as_str)
-                {
-                    push_header(
-                        &mut headers,
-                        names::MCP_NAME.clone(),
-                        &mcp::encode_header_value(name),
-                    );
-                }
-            }
-            Negotiated::Session {
-                version,
-                session_id,
-            } => {
-                if let Some(session_id) = session_id {
-                    push_header(&mut headers, names::MCP_SESSION_ID.clone(), session_id);
-                }
-                push_header(
-                    &mut headers,
-                    names::MCP_PROTOCOL_VERSION.clone(),
-                    version.as_str(),
-                );
-            }
-        }
-        (params, headers)
-    }
-
     async fn ensure_negotiated(&self) -> Result<Negotiated, UpstreamError> {
         if let Some(negotiated) = self.inner.current() {
             return Ok(negotiated);
@@ -454,7 +417,7 @@ impl UpstreamClient {
     /// timeout, 5xx).
     async fn discover(&self) -> Result<Option<Negotiated>, UpstreamError> {
         let method = mcp::methods::SERVER_DISCOVER;
-        let (params, headers) = self.stamp(&Negotiated::Stateless, method, Map::new());
+        let (params, headers) = stamp(&Negotiated::Stateless, method, Map::new());
         match self.exchange(method, params, headers).await {
             Ok((result, _)) => {
                 let speaks_2026 = result
@@ -510,7 +473,7 @@ impl UpstreamClient {
             version,
             session_id: session_id.map(Arc::from),
         };
-        let (_, headers) = self.stamp(&negotiated, method, Map::new());
+        let (_, headers) = stamp(&negotiated, method, Map::new());
         let initialized = Message::Notification(Notification {
             method: mcp::methods::NOTIFICATIONS_INITIALIZED.to_owned(),
             params: None,
@@ -538,21 +501,22 @@ impl UpstreamClient {
         Ok(negotiated)
     }
 
+    /// Starts listening for notifications between requests: the `GET` stream of a session,
+    /// or `subscriptions/listen` in 2026-07-28.
     fn start_listener(&self, negotiated: &Negotiated) {
-        let Negotiated::Session {
-            version,
-            session_id: Some(session_id),
-        } = negotiated
-        else {
-            return;
-        };
-        if !self.inner.options.listen_for_notifications {
+        if matches!(
+            negotiated,
+            Negotiated::Session {
+                session_id: None,
+                ..
+            }
+        ) || !self.inner.options.listen_for_notifications
+        {
             return;
         }
         let task = tokio::spawn(listener::listen(
             Arc::downgrade(&self.inner),
-            *version,
-            session_id.clone(),
+            negotiated.clone(),
         ));
         if let Ok(mut slot) = self.inner.listener.lock() {
             if let Some(previous) = slot.replace(task) {
@@ -578,14 +542,69 @@ impl Inner {
             .send_modify(|generation| *generation += by);
     }
 
-    /// Whether `session_id` is still the current session.
-    pub(super) fn is_current_session(&self, session_id: &str) -> bool {
-        matches!(self.current(), Some(Negotiated::Session { session_id: Some(id), .. }) if &*id == session_id)
+    /// Whether `negotiated` is still the protocol state in force.
+    pub(super) fn is_current(&self, negotiated: &Negotiated) -> bool {
+        self.current().as_ref() == Some(negotiated)
+    }
+
+    /// A fresh request id.
+    pub(super) fn next_request_id(&self) -> RequestId {
+        RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
 }
 
 /// Used by the listener, which holds only a weak reference.
 pub(super) type WeakInner = Weak<Inner>;
+
+/// The params and headers of a request under `negotiated`.
+pub(super) fn stamp(
+    negotiated: &Negotiated,
+    method: &str,
+    mut params: Map<String, Value>,
+) -> (Map<String, Value>, Vec<(HeaderName, HeaderValue)>) {
+    let mut headers = Vec::new();
+    match negotiated {
+        Negotiated::Stateless => {
+            let version = ProtocolVersion::V2026_07_28.as_str();
+            // 2026-07-28: the envelope in `params._meta`, mirrored by headers the server
+            // checks against the body (RECIPE.md; -32020 on a mismatch).
+            let mut meta = match params.remove("_meta") {
+                Some(Value::Object(meta)) => meta,
+                _ => Map::new(),
+            };
+            meta.insert(mcp::META_PROTOCOL_VERSION.to_owned(), Value::from(version));
+            meta.insert(mcp::META_CLIENT_CAPABILITIES.to_owned(), json!({}));
+            meta.insert(mcp::META_CLIENT_INFO.to_owned(), client_info());
+            params.insert("_meta".to_owned(), Value::Object(meta));
+            push_header(&mut headers, names::MCP_PROTOCOL_VERSION.clone(), version);
+            push_header(&mut headers, names::MCP_METHOD.clone(), method);
+            if let Some(name) = mcp::name_bearing_param(method)
+                .and_then(|member| params.get(member))
+                .and_then(Value::as_str)
+            {
+                push_header(
+                    &mut headers,
+                    names::MCP_NAME.clone(),
+                    &mcp::encode_header_value(name),
+                );
+            }
+        }
+        Negotiated::Session {
+            version,
+            session_id,
+        } => {
+            if let Some(session_id) = session_id {
+                push_header(&mut headers, names::MCP_SESSION_ID.clone(), session_id);
+            }
+            push_header(
+                &mut headers,
+                names::MCP_PROTOCOL_VERSION.clone(),
+                version.as_str(),
+            );
+        }
+    }
+    (params, headers)
+}
 
 fn client_info() -> Value {
     json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
