@@ -14,6 +14,7 @@ use crate::leaf::Leaf;
 use crate::problem::{CertificateProblem, from_webpki};
 use crate::rfc3339::rfc3339;
 use crate::spiffe::SpiffeId;
+use crate::verifier::verify_webpki_chain;
 
 /// How long connecting, and then the handshake, may each take.
 const STEP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -150,21 +151,16 @@ fn observation(
     let leaf = Leaf::parse(&leaf_der).map_err(|problem| ObserveError::Certificate { problem })?;
     let chain_problem = roots.and_then(|roots| {
         let algorithms = rustls::crypto::ring::default_provider().signature_verification_algorithms;
-        webpki::EndEntityCert::try_from(&leaf_der)
-            .and_then(|cert| {
-                cert.verify_for_usage(
-                    algorithms.all,
-                    &roots.roots,
-                    &chain[1..],
-                    now,
-                    webpki::KeyUsage::server_auth(),
-                    None,
-                    None,
-                )?;
-                cert.verify_is_valid_for_subject_name(server_name)
-            })
-            .err()
-            .map(from_webpki)
+        verify_webpki_chain(
+            &leaf_der,
+            &chain[1..],
+            roots,
+            server_name,
+            now,
+            algorithms.all,
+        )
+        .err()
+        .map(from_webpki)
     });
     Ok(Observation {
         url: url.to_owned(),

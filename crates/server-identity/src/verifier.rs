@@ -115,19 +115,15 @@ impl ServerIdentityVerifier {
         let algorithms = self.provider.signature_verification_algorithms.all;
         let spiffe_id = match &self.chain {
             ChainPolicy::Webpki(roots) => {
-                let checked = webpki::EndEntityCert::try_from(end_entity).and_then(|cert| {
-                    cert.verify_for_usage(
-                        algorithms,
-                        &roots.roots,
-                        intermediates,
-                        now,
-                        webpki::KeyUsage::server_auth(),
-                        None,
-                        None,
-                    )?;
-                    cert.verify_is_valid_for_subject_name(server_name)
-                });
-                checked.map_err(|e| IdentityError::WebpkiRejected {
+                verify_webpki_chain(
+                    end_entity,
+                    intermediates,
+                    roots,
+                    server_name,
+                    now,
+                    algorithms,
+                )
+                .map_err(|e| IdentityError::WebpkiRejected {
                     problem: from_webpki(e),
                 })?;
                 None
@@ -327,4 +323,28 @@ pub fn client_config(
         .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// The webpki check of `tls_trust: webpki`: the chain validates to `roots` for server
+/// authentication at `now`, and the leaf is valid for `server_name`. One place, so that what
+/// `observe` reports as `chain_valid` is exactly what the verifier enforces.
+pub(crate) fn verify_webpki_chain(
+    end_entity: &CertificateDer<'_>,
+    intermediates: &[CertificateDer<'_>],
+    roots: &RootCertStore,
+    server_name: &ServerName<'_>,
+    now: UnixTime,
+    algorithms: &[&'static dyn rustls::pki_types::SignatureVerificationAlgorithm],
+) -> Result<(), webpki::Error> {
+    let cert = webpki::EndEntityCert::try_from(end_entity)?;
+    cert.verify_for_usage(
+        algorithms,
+        &roots.roots,
+        intermediates,
+        now,
+        webpki::KeyUsage::server_auth(),
+        None,
+        None,
+    )?;
+    cert.verify_is_valid_for_subject_name(server_name)
 }
