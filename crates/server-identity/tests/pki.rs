@@ -2,7 +2,7 @@
 
 use rcgen::{
     BasicConstraints, CertificateParams, DnType, ExtendedKeyUsagePurpose, IsCa, Issuer, KeyPair,
-    KeyUsagePurpose, SanType, SignatureAlgorithm,
+    KeyUsagePurpose, SanType,
 };
 use rustls_pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use server_identity::Fingerprint;
@@ -19,20 +19,45 @@ pub const TRUST_DOMAIN: &str = "corp.example";
 pub enum KeyType {
     EcdsaP256,
     Ed25519,
+    Rsa2048,
+}
+
+/// RSA keys cannot be generated with ring, so the RSA rows sign with eight 2048-bit keys made
+/// once for these tests (`openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048`).
+const RSA_KEYS: [&str; 8] = [
+    include_str!("fixtures/rsa/key-1.pem"),
+    include_str!("fixtures/rsa/key-2.pem"),
+    include_str!("fixtures/rsa/key-3.pem"),
+    include_str!("fixtures/rsa/key-4.pem"),
+    include_str!("fixtures/rsa/key-5.pem"),
+    include_str!("fixtures/rsa/key-6.pem"),
+    include_str!("fixtures/rsa/key-7.pem"),
+    include_str!("fixtures/rsa/key-8.pem"),
+];
+
+thread_local! {
+    // Each test runs on its own thread, and one row uses at most five keys per variant, so
+    // consecutive keys from this rotation are always distinct within a row, as generated
+    // ones would be.
+    static NEXT_RSA_KEY: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl KeyType {
-    pub const ALL: [KeyType; 2] = [KeyType::EcdsaP256, KeyType::Ed25519];
-
-    fn algorithm(self) -> &'static SignatureAlgorithm {
-        match self {
-            KeyType::EcdsaP256 => &rcgen::PKCS_ECDSA_P256_SHA256,
-            KeyType::Ed25519 => &rcgen::PKCS_ED25519,
-        }
-    }
+    pub const ALL: [KeyType; 3] = [KeyType::EcdsaP256, KeyType::Ed25519, KeyType::Rsa2048];
 
     pub fn key(self) -> KeyPair {
-        KeyPair::generate_for(self.algorithm()).unwrap()
+        match self {
+            KeyType::EcdsaP256 => KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap(),
+            KeyType::Ed25519 => KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap(),
+            KeyType::Rsa2048 => {
+                let index = NEXT_RSA_KEY.with(|next| {
+                    let index = next.get();
+                    next.set((index + 1) % RSA_KEYS.len());
+                    index
+                });
+                KeyPair::from_pem_and_sign_algo(RSA_KEYS[index], &rcgen::PKCS_RSA_SHA256).unwrap()
+            }
+        }
     }
 }
 
