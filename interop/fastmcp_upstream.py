@@ -5,7 +5,11 @@ Tools: `echo`, `add` and `get_time`, all deterministic. Rug-pull switch: while t
 description of `echo`, without any `notifications/tools/list_changed`; calls keep working, which
 is exactly the drift a pinning gateway must catch.
 
+With `--access-log`, uvicorn logs one line per HTTP request (`"POST /mcp HTTP/1.1" 200`): the
+impostor check reads it to show that toolgate sent no request to a server whose key is not pinned.
+
 Usage: python fastmcp_upstream.py --port 8443 --cert leaf.pem --key leaf.key [--rug-pull-flag FILE]
+       [--access-log]
 It listens on 127.0.0.1 only.
 """
 
@@ -70,6 +74,11 @@ def main() -> None:
     parser.add_argument("--cert", required=True, help="leaf certificate chain, PEM")
     parser.add_argument("--key", required=True, help="leaf private key, PEM")
     parser.add_argument("--rug-pull-flag", help="serve the changed description while this file exists")
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log every HTTP request (uvicorn's access log at level info), to show what a peer sent",
+    )
     args = parser.parse_args()
     build(args.rug_pull_flag).run(
         transport="http",
@@ -80,7 +89,8 @@ def main() -> None:
         uvicorn_config={
             "ssl_certfile": args.cert,
             "ssl_keyfile": args.key,
-            "log_level": "warning",
+            "log_level": "info" if args.access_log else "warning",
+            "access_log": args.access_log,
         },
     )
 

@@ -6,14 +6,20 @@
 # leaf certificate with openssl, starts the peers on 127.0.0.1, runs the checks, stops the peers,
 # and prints `N passed, M failed` (exit 1 when anything failed).
 #
-# Checks so far: toolgate's upstream client against FastMCP 4.2.3 over HTTPS (both protocol
+# Checks: toolgate's upstream client against FastMCP 4.2.3 over HTTPS (both protocol
 # generations, webpki and pin trust, an impostor pin, the rug-pull switch); the official Python
 # `mcp` client and inspector-cli against toolgate's demo upstream (both generations, the
-# fallback, SSE, pages); and how the TypeScript server-everything refuses `server/discover` (the answer the client
-# falls back on).
+# fallback, SSE, pages); how the TypeScript server-everything refuses `server/discover` (the
+# answer the client falls back on); and the gateway itself (`toolgate serve`) in front of two
+# FastMCP upstreams over HTTPS (one trusted through --ca plus a key pin, one self-signed and
+# pinned), its catalog built from their live tools/list: the Python `mcp` client in both
+# generations and inspector-cli through it, the rug-pull and the impostor against the real
+# upstream, `toolgate audit verify` and the decision counts, and the conformance suite.
 # To add a check: write a function that prints nothing on success and returns non-zero on
-# failure, and call `check NAME FUNCTION` near the end; or use `count_cargo_tests` for a
-# cargo test run.
+# failure, and call `check NAME FUNCTION` near the end; or a script printing one
+# `pass …`/`FAIL …` line per check, run by `count_lines`; or `count_cargo_tests` for a
+# cargo test run. Every step is bounded by `timeout`; the EXIT trap stops every process started
+# here.
 #
 # Usage: interop/run.sh            (from any directory; CI calls it from .ci/run)
 # Env:   INTEROP_KEEP=1 keeps the work directory (certificates, logs) for a look afterwards.
@@ -27,11 +33,34 @@ passed=0
 failed=0
 peer_pids=()
 
+# stop_pid PID: SIGTERM (toolgate finishes in-flight calls and flushes its audit log), then
+# SIGKILL after 10 s; waits for it either way.
+stop_pid() {
+    local pid="$1" tries=0
+    kill "$pid" 2>/dev/null
+    while kill -0 "$pid" 2>/dev/null && [ "$tries" -lt 100 ]; do
+        sleep 0.1
+        tries=$((tries + 1))
+    done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+}
+
+# stop_peer PID: stops one peer started here and forgets it (so the trap never signals a
+# recycled PID).
+stop_peer() {
+    local pid="$1" kept=() other
+    stop_pid "$pid"
+    for other in "${peer_pids[@]}"; do
+        [ "$other" = "$pid" ] || kept+=("$other")
+    done
+    peer_pids=("${kept[@]}")
+}
+
 cleanup() {
     local pid
     for pid in "${peer_pids[@]}"; do
-        kill "$pid" 2>/dev/null
-        wait "$pid" 2>/dev/null
+        stop_pid "$pid"
     done
     if [ "${INTEROP_KEEP:-0}" = 1 ]; then
         echo "interop: work directory kept: $work"
@@ -40,6 +69,9 @@ cleanup() {
     fi
 }
 trap cleanup EXIT
+# A signal ends the run through `exit`, so the EXIT trap above still stops every peer.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 log() { echo "interop: $*"; }
 
@@ -58,12 +90,37 @@ check() {
     fi
 }
 
+# count_lines NAME COMMAND…: runs a check script that prints one `pass WHAT` or
+# `FAIL WHAT: WHY` line per check (and `info …` lines, shown but not counted). A script that
+# fails without a FAIL line, or prints no check at all, counts as one failure.
+count_lines() {
+    local name="$1"
+    shift
+    local output status line seen_pass=0 seen_fail=0
+    output="$("$@" 2>&1)"
+    status=$?
+    while IFS= read -r line; do
+        case "$line" in
+            "pass "*) passed=$((passed + 1)); seen_pass=1; log "ok   ${line#pass }" ;;
+            "FAIL "*) failed=$((failed + 1)); seen_fail=1; log "FAIL ${line#FAIL }" ;;
+            "info "*) log "     ${line#info }" ;;
+        esac
+    done <<< "$output"
+    if { [ "$status" -ne 0 ] && [ "$seen_fail" -eq 0 ]; } || { [ "$seen_pass" -eq 0 ] && [ "$seen_fail" -eq 0 ]; }; then
+        failed=$((failed + 1))
+        log "FAIL $name (exit $status, no check line)"
+    fi
+    if [ "$status" -ne 0 ]; then
+        printf '%s\n' "$output" | grep -vE '^(pass|FAIL|info) ' | tail -30 | sed 's/^/    /'
+    fi
+}
+
 # count_cargo_tests NAME CARGO-ARGS…: runs cargo test and adds its pass/fail counts.
 count_cargo_tests() {
     local name="$1"
     shift
     local output status results
-    output="$(cd "$root" && cargo test "$@" 2>&1)"
+    output="$(cd "$root" && timeout 1800 cargo test "$@" 2>&1)"
     status=$?
     results="$(printf '%s\n' "$output" | grep -E '^test result: ' || true)"
     if [ -z "$results" ]; then
@@ -139,6 +196,24 @@ make_certificates() {
         "extendedKeyUsage=serverAuth" "keyUsage=critical,digitalSignature" > "$dir/leaf.ext"
     openssl x509 -req -in "$dir/leaf.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial \
         -out "$dir/leaf.pem" -days 2 -extfile "$dir/leaf.ext" 2>/dev/null || return 1
+}
+
+# make_leaf DIR NAME: another leaf for 127.0.0.1 (another key) from DIR's CA: NAME.pem, NAME.key.
+make_leaf() {
+    local dir="$1" name="$2"
+    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+        -keyout "$dir/$name.key" -out "$dir/$name.csr" -subj "/CN=toolgate interop $name" 2>/dev/null || return 1
+    openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial \
+        -out "$dir/$name.pem" -days 2 -extfile "$dir/leaf.ext" 2>/dev/null
+}
+
+# make_self_signed DIR NAME: a self-signed certificate for 127.0.0.1 (no CA vouches for it: only
+# a key pin can trust it): NAME.pem, NAME.key.
+make_self_signed() {
+    local dir="$1" name="$2"
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
+        -keyout "$dir/$name.key" -out "$dir/$name.pem" -days 2 -subj "/CN=toolgate interop $name" \
+        -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" 2>/dev/null
 }
 
 # The key-pinned fingerprint as openssl computes it (SHA-256 of the SubjectPublicKeyInfo DER).
@@ -240,5 +315,177 @@ TOOLGATE_INTEROP_NODE_MODULES="$here/node_modules" \
     count_cargo_tests "upstream client against FastMCP; Python client and inspector-cli against the demo upstream" \
     -p gateway --test integration upstream_interop -- --ignored --test-threads=1
 
+# ---------------------------------------------------------------------------------------------
+# The gateway (`toolgate serve`) in front of real FastMCP upstreams (issue 6, "What must be
+# shown"). Two upstreams of their own, so that stopping one for the impostor touches nothing
+# above: `fast` (a leaf from a CA, trusted with `tls_trust: webpki` + `--ca` and its key pinned)
+# and `pinned` (self-signed, `tls_trust: pin`: the key pin is the only trust anchor).
+
+gateway_section() {
+    local started_at=$SECONDS
+    log "building toolgate"
+    if ! (cd "$root" && timeout 1800 cargo build -q -p gateway --bin toolgate); then
+        failed=$((failed + 1)); log "FAIL cargo build -p gateway --bin toolgate"; return
+    fi
+    local target="${CARGO_TARGET_DIR:-$root/target}"
+    case "$target" in /*) ;; *) target="$root/$target" ;; esac
+    toolgate="$target/debug/toolgate"
+    python="$here/.venv/bin/python"
+
+    gw_dir="$work/gateway"
+    if ! { make_certificates "$gw_dir" && make_leaf "$gw_dir" impostor && make_self_signed "$gw_dir" pinned; }; then
+        failed=$((failed + 1)); log "FAIL making the gateway scenario's certificates"; return
+    fi
+    fast_port="$(free_port)"
+    fast_url="https://127.0.0.1:$fast_port/mcp"
+    pinned_port="$(free_port)"
+    pinned_url="https://127.0.0.1:$pinned_port/mcp"
+    rug_pull_flag="$gw_dir/rug-pull"
+    "$python" "$here/fastmcp_upstream.py" --port "$fast_port" --cert "$gw_dir/leaf.pem" \
+        --key "$gw_dir/leaf.key" --rug-pull-flag "$rug_pull_flag" > "$work/gw-fast.log" 2>&1 &
+    fast_pid=$!
+    peer_pids+=("$fast_pid")
+    "$python" "$here/fastmcp_upstream.py" --port "$pinned_port" --cert "$gw_dir/pinned.pem" \
+        --key "$gw_dir/pinned.key" > "$work/gw-pinned.log" 2>&1 &
+    peer_pids+=($!)
+    if ! wait_for_https "$fast_url" "$gw_dir/ca.pem" || ! wait_for_https "$pinned_url" "$gw_dir/pinned.pem"; then
+        failed=$((failed + 1)); log "FAIL the gateway scenario's FastMCP upstreams did not start"
+        sed 's/^/    /' "$work/gw-fast.log" "$work/gw-pinned.log"; return
+    fi
+
+    # The approval step, scripted: pins from `toolgate identity --json`, definitions from the
+    # live tools/list, definition_hash from `toolgate digest --json`; `fast.echo` → `echo` and
+    # `fast.add` → `add` are served under other names than the upstream's.
+    catalog="$gw_dir/catalog.json"
+    if ! timeout 120 "$python" "$here/make_catalog.py" --toolgate "$toolgate" --out "$catalog" \
+        --server fast "$fast_url" webpki "$gw_dir/ca.pem" \
+        --server pinned "$pinned_url" pin "$gw_dir/pinned.pem" \
+        --tool fast fast.echo echo --tool fast fast.add add --tool fast get_time get_time \
+        --tool pinned pinned.echo echo > "$work/make-catalog.log" 2>&1; then
+        failed=$((failed + 1)); log "FAIL building the catalog from the live upstreams"
+        sed 's/^/    /' "$work/make-catalog.log"; return
+    fi
+    check "toolgate catalog check accepts the catalog built from the live upstreams (pin + webpki, pin-only)" \
+        timeout 60 "$toolgate" catalog check "$catalog"
+
+    gateway_port="$(free_port)"
+    gateway_url="http://127.0.0.1:$gateway_port/mcp"
+    audit="$gw_dir/audit.jsonl"
+    "$toolgate" serve --catalog "$catalog" --listen "127.0.0.1:$gateway_port" --audit "$audit" \
+        --ca "$gw_dir/ca.pem" > "$work/gateway.log" 2>&1 &
+    gateway_pid=$!
+    peer_pids+=("$gateway_pid")
+    if ! wait_for_http "$gateway_url"; then
+        failed=$((failed + 1)); log "FAIL toolgate serve did not start"; sed 's/^/    /' "$work/gateway.log"; return
+    fi
+    log "toolgate serve at $gateway_url, FastMCP upstreams at $fast_url (webpki + pin) and $pinned_url (pin)"
+
+    local client=(timeout 120 "$python" "$here/gateway_client_check.py")
+    # Allowed calls from here on, for the audit check at the end (each denial is counted there too).
+    local allowed=0
+
+    # The official Python client in both generations: list, exact result, unknown tool.
+    for mode in legacy 2026-07-28; do
+        count_lines "Python mcp client ($mode) through the gateway" "${client[@]}" basic \
+            --gateway "$gateway_url" --upstream "$fast_url" --ca "$gw_dir/ca.pem" --catalog "$catalog" --mode "$mode"
+        allowed=$((allowed + 2))
+    done
+    count_lines "inspector-cli through the gateway" timeout 180 "$python" "$here/inspector_check.py" \
+        --gateway "$gateway_url" --node-modules "$here/node_modules" --catalog "$catalog"
+    allowed=$((allowed + 1))
+    count_lines "pin-only upstream" "${client[@]}" call --gateway "$gateway_url" --mode 2026-07-28 \
+        --tool pinned.echo --args '{"text": "pinned"}' --expect-text pinned \
+        --label "pinned.echo on the self-signed upstream (tls_trust pin) is allowed"
+    allowed=$((allowed + 1))
+
+    # The rug-pull: FastMCP serves a changed description of `echo` (no list_changed).
+    touch "$rug_pull_flag"
+    count_lines "rug-pull" "${client[@]}" call --gateway "$gateway_url" --mode legacy \
+        --tool fast.echo --args '{"text": "x"}' --expect-reason definition_mismatch --expect-code -32002 \
+        --label "rug-pull: fast.echo denied with -32002 definition_mismatch"
+    count_lines "rug-pull" "${client[@]}" call --gateway "$gateway_url" --mode 2026-07-28 \
+        --tool fast.echo --args '{"text": "x"}' --expect-reason definition_mismatch --expect-code -32002 \
+        --label "rug-pull: fast.echo denied with -32002 definition_mismatch"
+    count_lines "rug-pull" "${client[@]}" call --gateway "$gateway_url" --mode 2026-07-28 \
+        --tool fast.add --args '{"a": 20, "b": 22}' --expect-text 42.0 \
+        --label "rug-pull: fast.add on the same upstream still allowed (42.0)"
+    count_lines "rug-pull" "${client[@]}" call --gateway "$gateway_url" --mode legacy \
+        --tool get_time --expect-text 2026-01-01T00:00:00Z \
+        --label "rug-pull: get_time on the same upstream still allowed"
+    rm -f "$rug_pull_flag"
+    count_lines "rug-pull undone" "${client[@]}" call --gateway "$gateway_url" --mode legacy \
+        --tool fast.echo --args '{"text": "back"}' --expect-text back \
+        --label "rug-pull undone: fast.echo allowed again on the next call (checked per call)"
+    allowed=$((allowed + 3))
+
+    # The impostor: same port, same CA (so the chain and host name still verify), another key.
+    stop_peer "$fast_pid"
+    "$python" "$here/fastmcp_upstream.py" --port "$fast_port" --cert "$gw_dir/impostor.pem" \
+        --key "$gw_dir/impostor.key" --access-log > "$work/gw-impostor.log" 2>&1 &
+    peer_pids+=($!)
+    # Ready when it completes a TLS handshake; `toolgate identity` sends nothing after it, so
+    # the impostor's access log stays empty until the gateway would send something.
+    local tries=0 impostor_spki=""
+    until impostor_spki="$(timeout 5 "$toolgate" identity "$fast_url" --ca "$gw_dir/ca.pem" --json 2>/dev/null |
+        sed -nE 's/.*"spki_sha256":"([^"]+)".*/\1/p')" && [ -n "$impostor_spki" ]; do
+        tries=$((tries + 1))
+        if [ "$tries" -ge 60 ]; then
+            failed=$((failed + 1)); log "FAIL the impostor did not start"; sed 's/^/    /' "$work/gw-impostor.log"; return
+        fi
+        sleep 0.5
+    done
+    count_lines "impostor" "${client[@]}" call --gateway "$gateway_url" --mode legacy \
+        --tool fast.add --args '{"a": 1, "b": 2}' --expect-reason identity_mismatch --expect-code -32001 \
+        --label "impostor key on the upstream's port: fast.add denied with -32001 identity_mismatch"
+    count_lines "impostor" "${client[@]}" call --gateway "$gateway_url" --mode 2026-07-28 \
+        --tool fast.echo --args '{"text": "x"}' --expect-reason identity_mismatch --expect-code -32001 \
+        --label "impostor key on the upstream's port: fast.echo denied with -32001 identity_mismatch"
+    count_lines "impostor" "${client[@]}" call --gateway "$gateway_url" --mode 2026-07-28 \
+        --tool pinned.echo --args '{"text": "still here"}' --expect-text "still here" \
+        --label "impostor: pinned.echo on the other upstream still allowed"
+    allowed=$((allowed + 1))
+    impostor_received_nothing() {
+        # uvicorn's access log has one line per HTTP request; the gateway must have sent none.
+        if grep -E '"(GET|POST|DELETE|PUT|PATCH|OPTIONS|HEAD) ' "$work/gw-impostor.log"; then
+            return 1
+        fi
+        # Control: the access log does record a request that reaches the impostor.
+        curl --silent --output /dev/null --max-time 5 --cacert "$gw_dir/ca.pem" -X POST "$fast_url" \
+            -H 'content-type: application/json' -d '{}'
+        sleep 0.5
+        grep -qE '"POST /mcp HTTP' "$work/gw-impostor.log" ||
+            { echo "the control request is not in the impostor's access log:"; cat "$work/gw-impostor.log"; return 1; }
+    }
+    check "impostor received no HTTP request from the gateway (its uvicorn access log, which does log a control request)" \
+        impostor_received_nothing
+
+    # The audit log, after a graceful stop (SIGTERM flushes it).
+    stop_peer "$gateway_pid"
+    count_lines "audit" timeout 120 "$python" "$here/audit_check.py" --toolgate "$toolgate" \
+        --audit "$audit" --catalog "$catalog" --impostor-spki "$impostor_spki" \
+        --expect "allowed=$allowed" --expect definition_mismatch=2 --expect identity_mismatch=2 \
+        --expect tool_not_in_catalog=2
+
+    # The conformance suite, against a gateway of its own (its fixture-tool calls are
+    # tool_not_in_catalog decisions that must not blur the counts above).
+    conformance_port="$(free_port)"
+    conformance_url="http://127.0.0.1:$conformance_port/mcp"
+    "$toolgate" serve --catalog "$catalog" --listen "127.0.0.1:$conformance_port" \
+        --audit "$gw_dir/conformance-audit.jsonl" --ca "$gw_dir/ca.pem" > "$work/gateway-conformance.log" 2>&1 &
+    local conformance_pid=$!
+    peer_pids+=("$conformance_pid")
+    if wait_for_http "$conformance_url"; then
+        count_lines "conformance" timeout 300 "$python" "$here/conformance_check.py" --url "$conformance_url" \
+            --interop-dir "$here" --out "$work/conformance" --table "$work/conformance.md"
+    else
+        failed=$((failed + 1)); log "FAIL toolgate serve (conformance) did not start"
+        sed 's/^/    /' "$work/gateway-conformance.log"
+    fi
+    stop_peer "$conformance_pid"
+    log "gateway checks: $((SECONDS - started_at)) s"
+}
+gateway_section
+
+log "whole run: $((SECONDS - started)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
