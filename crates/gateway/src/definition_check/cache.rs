@@ -29,7 +29,8 @@ type OutcomeReceiver<E> = watch::Receiver<Option<Outcome<E>>>;
 /// - **Reuse.** In [`Freshness::MaxAge`] mode a finished listing younger than the age is
 ///   reused, unless the upstream's invalidation generation (bumped by
 ///   `notifications/tools/list_changed` and by a reconnect) has changed since it started.
-/// - **Per tool.** A listing is digested tool by tool once; a drifted tool is refused while the
+/// - **Per tool.** A listing's tools are digested one by one, each when a check first needs
+///   it and then reused by every check of the listing; a drifted tool is refused while the
 ///   upstream's other tools keep matching.
 ///
 /// Failed listings are never reused. The fetch runs in its own task, so a caller that goes
@@ -252,7 +253,7 @@ async fn run_flight<E, F, Fut>(
         now
     };
     let outcome = match fetch().await {
-        Ok(tools) => Ok(Arc::new(Listing::new(&tools, started_at, generation))),
+        Ok(tools) => Ok(Arc::new(Listing::new(tools, started_at, generation))),
         Err(error) => Err(Arc::new(error)),
     };
     {

@@ -1,7 +1,8 @@
-//! One upstream `tools/list`, digested tool by tool, and the check of one tool against it.
+//! One upstream `tools/list`, digested tool by tool as checks need them, and the check of one
+//! tool against it.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use jcs_digest::{Digest, Profile, ToolDigestError, tool_definition_digest};
@@ -143,36 +144,56 @@ fn digest_list(digests: &[Digest]) -> String {
         .join(", ")
 }
 
-/// One listing: every named tool's digest, computed once and shared by every check that uses
-/// the listing (so a drifted tool does not stop the upstream's other tools).
+/// One live definition of a listing, digested when a check first needs it: a call digests the
+/// tool it calls, not the upstream's whole catalog, and every later check of the same listing
+/// reuses the digest.
+#[derive(Debug)]
+struct LiveDefinition {
+    definition: Value,
+    digest: OnceLock<Result<Digest, ToolDigestError>>,
+}
+
+impl LiveDefinition {
+    fn digest(&self) -> &Result<Digest, ToolDigestError> {
+        // The default profile: the one `definition_hash` is computed under (DESIGN.md §4).
+        self.digest
+            .get_or_init(|| tool_definition_digest(&self.definition, Profile::Trace))
+    }
+}
+
+/// One listing: the live definitions by upstream name, shared by every check that uses the
+/// listing (so a drifted tool does not stop the upstream's other tools).
 #[derive(Debug)]
 pub(crate) struct Listing {
     pub(crate) started_at: Instant,
     pub(crate) generation: u64,
     /// By upstream name, in listing order; more than one element is a duplicate.
-    tools: HashMap<String, Vec<Result<Digest, ToolDigestError>>>,
+    tools: HashMap<String, Vec<LiveDefinition>>,
     listed: usize,
 }
 
 impl Listing {
-    /// Digests `tools` under the default profile (the profile `definition_hash` is computed
-    /// under, DESIGN.md §4). A tool whose `name` is not a string cannot be looked up by any
+    /// Indexes `tools` by name. A tool whose `name` is not a string cannot be looked up by any
     /// catalog entry and is only counted.
-    pub(crate) fn new(tools: &[Value], started_at: Instant, generation: u64) -> Listing {
-        let mut by_name: HashMap<String, Vec<Result<Digest, ToolDigestError>>> = HashMap::new();
+    pub(crate) fn new(tools: Vec<Value>, started_at: Instant, generation: u64) -> Listing {
+        let listed = tools.len();
+        let mut by_name: HashMap<String, Vec<LiveDefinition>> = HashMap::new();
         for tool in tools {
             if let Some(name) = tool.get("name").and_then(Value::as_str) {
                 by_name
                     .entry(name.to_owned())
                     .or_default()
-                    .push(tool_definition_digest(tool, Profile::Trace));
+                    .push(LiveDefinition {
+                        definition: tool,
+                        digest: OnceLock::new(),
+                    });
             }
         }
         Listing {
             started_at,
             generation,
             tools: by_name,
-            listed: tools.len(),
+            listed,
         }
     }
 
@@ -189,27 +210,29 @@ impl Listing {
                 expected: *expected,
                 listed: self.listed,
             }),
-            Some([Ok(observed)]) if observed == expected => Ok(VerifiedDefinition {
-                digest: *observed,
-                listing_started: self.started_at,
-            }),
-            Some([Ok(observed)]) => Err(DefinitionCheckError::Mismatch {
-                tool: tool(),
-                expected: *expected,
-                observed: *observed,
-            }),
-            Some([Err(error)]) => Err(DefinitionCheckError::Undigestible {
-                tool: tool(),
-                expected: *expected,
-                source: error.clone(),
-            }),
+            Some([live]) => match live.digest() {
+                Ok(observed) if observed == expected => Ok(VerifiedDefinition {
+                    digest: *observed,
+                    listing_started: self.started_at,
+                }),
+                Ok(observed) => Err(DefinitionCheckError::Mismatch {
+                    tool: tool(),
+                    expected: *expected,
+                    observed: *observed,
+                }),
+                Err(error) => Err(DefinitionCheckError::Undigestible {
+                    tool: tool(),
+                    expected: *expected,
+                    source: error.clone(),
+                }),
+            },
             Some(several) => Err(DefinitionCheckError::Duplicate {
                 tool: tool(),
                 expected: *expected,
                 count: several.len(),
                 observed: several
                     .iter()
-                    .filter_map(|digest| digest.as_ref().ok().copied())
+                    .filter_map(|live| live.digest().as_ref().ok().copied())
                     .collect(),
             }),
         }
