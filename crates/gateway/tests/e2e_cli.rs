@@ -54,6 +54,14 @@ fn toolgate_demo_exits_0_and_prints_each_decision() {
             "missing {expected:?} in\n{stdout}"
         );
     }
+    // The last line names the directory the demo kept for a person to read; a test removes it.
+    let kept = stdout
+        .trim_end()
+        .rsplit_once("are in ")
+        .map(|(_, directory)| directory)
+        .unwrap();
+    assert!(kept.contains("toolgate-demo-"), "{kept}");
+    std::fs::remove_dir_all(kept).unwrap();
 }
 
 #[test]
