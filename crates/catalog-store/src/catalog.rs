@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use jcs_digest::parse_strict;
 use serde_json::{Map, Value};
 
+use crate::endpoint::conflicting_identities;
 use crate::entry::{CatalogEntry, EntrySketch, read_entry};
 use crate::error::{CatalogError, CatalogLoadError, CollidingEntry};
 use crate::location::child;
@@ -22,8 +23,8 @@ const WHY_CATALOG: &str = "A typo in a security file must not load quietly: fix 
 /// A loaded, validated catalog: each tool name bound to one server and one approved definition.
 ///
 /// There is no way to build one except by loading bytes that pass every check: a `Catalog`
-/// in hand has no collisions, no entry without an identity anchor, and no `definition_hash`
-/// that does not recompute.
+/// in hand has no collisions, no entry without an identity anchor, no server bound to two
+/// different identities, and no `definition_hash` that does not recompute.
 #[derive(Clone, Debug)]
 pub struct Catalog {
     catalog_version: Option<String>,
@@ -77,7 +78,8 @@ impl Catalog {
     ///
     /// [`CatalogLoadError::Invalid`] with every problem found: JSON the strict reader refuses,
     /// a file that is not an array of entries or an `{"entries": …}` object, unknown or
-    /// missing members, invalid fields, and duplicate tool names.
+    /// missing members, invalid fields, one server (`https` host and port) bound to two
+    /// different identities, and duplicate tool names.
     pub fn from_slice(bytes: &[u8]) -> Result<Catalog, CatalogLoadError> {
         Catalog::from_bytes(bytes, None)
     }
@@ -99,6 +101,7 @@ impl Catalog {
             entries.extend(entry);
             sketches.extend(sketch);
         }
+        errors.extend(conflicting_identities(&sketches, &entries_pointer));
         errors.extend(collisions(&sketches));
         if !errors.is_empty() {
             return Err(invalid(errors));

@@ -85,11 +85,14 @@ impl CatalogEntry {
     }
 }
 
-/// What the collision check needs from an entry, readable even when the entry is invalid.
+/// What the collision and server identity checks need from an entry, readable even when the
+/// entry is invalid.
 pub(crate) struct EntrySketch {
     pub(crate) index: usize,
     pub(crate) tool_name: String,
     pub(crate) server: ServerSketch,
+    /// The server binding, when the `server` object is valid (the rest of the entry may not be).
+    pub(crate) binding: Option<ServerBinding>,
 }
 
 /// Reads entry `index` of the array at `entries_pointer`; records every problem in `errors`.
@@ -217,10 +220,11 @@ pub(crate) fn read_entry(
     );
 
     let sketch = match (tool_name.clone(), server_sketch) {
-        (Field::Valid(tool_name), Some(server)) => Some(EntrySketch {
+        (Field::Valid(tool_name), Some(sketch)) => Some(EntrySketch {
             index,
             tool_name,
-            server,
+            server: sketch,
+            binding: server.clone(),
         }),
         (Field::Valid(tool_name), None) => Some(EntrySketch {
             index,
@@ -229,6 +233,7 @@ pub(crate) fn read_entry(
                 url: String::new(),
                 identity: "no server".to_owned(),
             },
+            binding: None,
         }),
         _ => None,
     };

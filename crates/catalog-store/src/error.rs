@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use jcs_digest::{Digest, DigestParseError, StrictJsonError, ToolDigestError};
 use server_identity::{AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeIdError};
 
+use crate::endpoint::{AnchorsText, anchor_differences};
 use crate::location::Location;
+use crate::server::ServerBinding;
 use crate::upstream_url::UrlProblem;
 
 /// A catalog that could not be loaded.
@@ -31,7 +33,8 @@ pub enum CatalogLoadError {
     Invalid {
         /// The file, when the catalog was loaded from one.
         path: Option<PathBuf>,
-        /// Every problem found, in file order, collisions last. Never empty.
+        /// Every problem found: each entry's own problems in file order, then server identities
+        /// that conflict, then duplicate tool names. Never empty.
         errors: Vec<CatalogError>,
     },
 }
@@ -290,6 +293,29 @@ pub enum CatalogError {
         /// Why.
         source: ToolDigestError,
     },
+    /// Two entries bind one TLS endpoint (the same `https` host and port, whatever the path)
+    /// to different identities: `tls_fingerprint`, `backup_fingerprints` (as a set),
+    /// `spiffe_id`, `rotation_mode` or `tls_trust` differ. The endpoint presents one
+    /// certificate whichever tool is called, so one of the two entries fails its identity
+    /// check, now or at the next renewal, or two identities were approved for one server
+    /// without anyone noticing. The whole catalog is refused; a planned key rotation is
+    /// written as `backup_fingerprints` on every entry for the endpoint.
+    ///
+    /// Each entry that differs from the earliest entry for its endpoint is reported once,
+    /// against that entry.
+    #[error("{}", IdentityConflictMessage { at, binding, other, other_binding, endpoint })]
+    ConflictingServerIdentity {
+        /// The later entry's `server` object.
+        at: Location,
+        /// The later entry's server: its URL as written and its anchors.
+        binding: Box<ServerBinding>,
+        /// The earlier entry's `server` object.
+        other: Location,
+        /// The earlier entry's server: its URL as written and its anchors.
+        other_binding: Box<ServerBinding>,
+        /// The endpoint both URLs reach, `host:port` (host lowercase, port 443 when absent).
+        endpoint: String,
+    },
     /// Two or more entries share one `tool_name` (seed 003 §3): the whole catalog is refused.
     ///
     /// `Display` is the seed's message word for word, one line per entry in file order. With
@@ -329,7 +355,8 @@ impl CatalogError {
             | CatalogError::DefinitionHashMismatch { at, .. }
             | CatalogError::BothSpellings { at, .. }
             | CatalogError::DefinitionNameMismatch { at, .. }
-            | CatalogError::DefinitionNotDigestible { at, .. } => Some(at),
+            | CatalogError::DefinitionNotDigestible { at, .. }
+            | CatalogError::ConflictingServerIdentity { at, .. } => Some(at),
         }
     }
 }
@@ -383,6 +410,52 @@ impl fmt::Display for CollisionMessage<'_> {
             )?;
         }
         f.write_str("\nEach tool name must map to exactly one upstream server.")
+    }
+}
+
+/// The message of [`CatalogError::ConflictingServerIdentity`]: both entries, both URLs, both
+/// identities, what differs, and the fix.
+struct IdentityConflictMessage<'a> {
+    at: &'a Location,
+    binding: &'a ServerBinding,
+    other: &'a Location,
+    other_binding: &'a ServerBinding,
+    endpoint: &'a str,
+}
+
+impl fmt::Display for IdentityConflictMessage<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (url, other_url) = (self.binding.url(), self.other_binding.url());
+        write!(
+            f,
+            "{}: the server {} is bound here to {}, but {} binds ",
+            self.at,
+            Printable(url),
+            AnchorsText(self.binding.anchors()),
+            self.other,
+        )?;
+        if url == other_url {
+            f.write_str("the same URL")?;
+        } else {
+            write!(
+                f,
+                "{}, the same TLS endpoint {},",
+                Printable(other_url),
+                self.endpoint
+            )?;
+        }
+        write!(
+            f,
+            " to {} (they differ in {}); the endpoint presents one certificate whichever tool is \
+             called, so one of the two entries fails its identity check, now or at the next \
+             renewal, or two identities were approved for one server unnoticed: give every entry \
+             for {} the same tls_fingerprint, backup_fingerprints, spiffe_id, rotation_mode and \
+             tls_trust (for a planned key rotation, list the new key in backup_fingerprints of \
+             each)",
+            AnchorsText(self.other_binding.anchors()),
+            anchor_differences(self.binding.anchors(), self.other_binding.anchors()).join(", "),
+            self.endpoint,
+        )
     }
 }
 

@@ -57,9 +57,10 @@
 //! members anywhere; missing members; an identity anchor on every server; `https` URLs with a
 //! host and no user info or fragment; fingerprints, SPIFFE IDs, `rotation_mode` and
 //! `tls_trust` as `server-identity` parses them; RFC 3339 `added_at`; a `definition_hash` that
-//! recomputes; and unique tool names (seed 003 §3). Names outside MCP's recommended form and
-//! lookalike names across servers are [`CatalogWarning`]s. The crate's README describes the
-//! file format field by field.
+//! recomputes; one identity per server (entries whose URLs reach the same `https` host and
+//! port must carry the same anchors); and unique tool names (seed 003 §3). Names outside MCP's
+//! recommended form and lookalike names across servers are [`CatalogWarning`]s. The crate's
+//! README describes the file format field by field.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -67,6 +68,7 @@
 mod added_at;
 mod catalog;
 mod definition;
+mod endpoint;
 mod entry;
 mod error;
 mod location;

@@ -118,6 +118,27 @@ pub(crate) fn check_upstream_url(url: &str) -> Result<(), UrlProblem> {
     Ok(())
 }
 
+/// The TLS endpoint of a URL that [`check_upstream_url`] accepted: `host:port`, with the host
+/// in lowercase (DNS names are case-insensitive, RFC 4343), an IPv6 literal in its canonical
+/// form (RFC 5952, as `Ipv6Addr` prints it) and the port defaulting to 443. `None` for a URL
+/// the check refuses.
+///
+/// Every URL with the same endpoint reaches the same TLS server, under the same SNI name,
+/// whatever its path and query: those travel inside the connection, after the handshake has
+/// checked the server's identity.
+pub(crate) fn tls_endpoint(url: &str) -> Option<String> {
+    check_upstream_url(url).ok()?;
+    let rest = url.strip_prefix("https://")?;
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    let (host, port) = split_host_port(authority).ok()?;
+    let port: u16 = port.map_or(Some(443), |port| port.parse().ok())?;
+    let host = match host.strip_prefix('[').and_then(|h| h.strip_suffix(']')) {
+        Some(literal) => format!("[{}]", literal.parse::<Ipv6Addr>().ok()?),
+        None => host.to_ascii_lowercase(),
+    };
+    Some(format!("{host}:{port}"))
+}
+
 /// RFC 3986 §2: only unreserved, reserved and `%XX` may appear.
 fn check_characters(url: &str) -> Result<(), UrlProblem> {
     let bytes = url.as_bytes();
@@ -184,7 +205,7 @@ fn check_host(host: &str) -> Result<(), UrlProblem> {
 
 #[cfg(test)]
 mod unit {
-    use super::{UrlProblem, check_upstream_url};
+    use super::{UrlProblem, check_upstream_url, tls_endpoint};
 
     #[test]
     fn accepts_plain_https_urls() {
@@ -197,6 +218,21 @@ mod unit {
         ] {
             assert_eq!(check_upstream_url(ok), Ok(()), "{ok}");
         }
+    }
+
+    #[test]
+    fn tls_endpoints_ignore_host_case_the_default_port_path_and_query() {
+        for (url, endpoint) in [
+            ("https://crm.example.com/mcp", "crm.example.com:443"),
+            ("https://CRM.Example.com:443/mcp/", "crm.example.com:443"),
+            ("https://crm.example.com?tenant=a", "crm.example.com:443"),
+            ("https://crm.example.com:8443", "crm.example.com:8443"),
+            ("https://[0:0::1]:8443/mcp", "[::1]:8443"),
+            ("https://[::FFFF:10.0.0.7]/mcp", "[::ffff:10.0.0.7]:443"),
+        ] {
+            assert_eq!(tls_endpoint(url).as_deref(), Some(endpoint), "{url}");
+        }
+        assert_eq!(tls_endpoint("http://crm.example.com/mcp"), None);
     }
 
     #[test]

@@ -10,6 +10,8 @@ mod valid;
 mod validation;
 // Duplicate tool names: seed 003 §3's message, word for word.
 mod collision;
+// One server, one identity: a URL (host and port) bound to two anchor sets refuses the catalog.
+mod one_identity;
 // Warnings that do not refuse: unrecommended names and lookalikes across servers.
 mod warnings;
 // The catalog measurement: independent values, sensitivity to each binding, order invariance.
