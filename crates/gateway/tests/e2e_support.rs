@@ -17,6 +17,7 @@ use gateway::server::{Gateway, MCP_PATH, ServerOptions};
 use gateway::upstream::UpstreamOptions;
 use jcs_digest::Digest;
 use serde_json::Value;
+use server_identity::TrustBundles;
 use server_identity::rustls::RootCertStore;
 
 /// Every async test runs inside this bound, so none can hang.
@@ -61,6 +62,11 @@ pub struct Setup {
     pub upstream_options: UpstreamOptions,
     pub audit_path: Option<PathBuf>,
     pub server_options: Option<AdjustServer>,
+    /// Replaces the `server` block of every pinned entry (a SPIFFE binding, say); `None` keeps
+    /// the key pin `pinned_entry` writes.
+    pub server: Option<Value>,
+    /// The gateway's SPIFFE trust bundles (`RouterOptions.bundles`).
+    pub bundles: TrustBundles,
 }
 
 impl Setup {
@@ -80,6 +86,8 @@ impl Setup {
             upstream_options: UpstreamOptions::default(),
             audit_path: None,
             server_options: None,
+            server: None,
+            bundles: TrustBundles::new(),
         }
     }
 }
@@ -114,7 +122,11 @@ impl Harness {
                     .iter()
                     .find(|tool| tool["name"] == upstream_name.as_str())
                     .unwrap_or_else(|| panic!("the upstream does not list {upstream_name}"));
-                pinned_entry(tool_name, definition, upstream.url(), &pin).unwrap()
+                let mut entry = pinned_entry(tool_name, definition, upstream.url(), &pin).unwrap();
+                if let Some(server) = &setup.server {
+                    entry["server"] = server.clone();
+                }
+                entry
             })
             .collect();
         let catalog_json = Value::Array(entries);
@@ -127,6 +139,7 @@ impl Harness {
         let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
         options.freshness = setup.freshness;
         options.upstream = setup.upstream_options;
+        options.bundles = setup.bundles;
         let router = Router::new(catalog, options, audit.clone()).unwrap();
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await

@@ -50,3 +50,6 @@ mod e2e_cli;
 
 // `toolgate catalog check` and `toolgate identity` as processes (identity against a real TLS server).
 mod catalog_identity_cli;
+
+// SPIFFE identity end to end: an SVID upstream, spiffe_id bindings, bundles, serve --spiffe-bundle.
+mod e2e_spiffe;
