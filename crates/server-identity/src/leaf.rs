@@ -69,3 +69,37 @@ impl Leaf {
         })
     }
 }
+
+/// What a leaf certificate presents: the values a server's anchors are compared with. For
+/// recording what a server showed (an audit log, a report), not for deciding: the decision is
+/// the verifier's.
+#[non_exhaustive]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PresentedIdentity {
+    /// SHA-256 of the SubjectPublicKeyInfo DER (what `key-pinned` compares).
+    pub spki_sha256: Fingerprint,
+    /// SHA-256 of the whole certificate DER (what `cert-pinned` compares).
+    pub cert_sha256: Fingerprint,
+    /// The URI subject alternative names that are valid SPIFFE IDs, in certificate order.
+    pub spiffe_ids: Vec<crate::spiffe::SpiffeId>,
+}
+
+impl PresentedIdentity {
+    /// Reads a DER X.509 certificate.
+    ///
+    /// # Errors
+    ///
+    /// [`CertificateProblem`] when the bytes are not one X.509 certificate.
+    pub fn of_certificate(certificate_der: &[u8]) -> Result<PresentedIdentity, CertificateProblem> {
+        let leaf = Leaf::parse(certificate_der)?;
+        Ok(PresentedIdentity {
+            spki_sha256: leaf.spki,
+            cert_sha256: leaf.certificate,
+            spiffe_ids: leaf
+                .uri_sans
+                .iter()
+                .filter_map(|uri| uri.parse().ok())
+                .collect(),
+        })
+    }
+}

@@ -89,6 +89,7 @@ pub use {
         bundle::{BundleError, TrustBundles, roots_from_pem},
         error::{Anchor, ConfigError, IdentityError},
         fingerprint::{Fingerprint, FingerprintError},
+        leaf::PresentedIdentity,
         modes::{ModeError, RotationMode, TlsTrust},
         observe::{Observation, ObserveError, observe},
         problem::CertificateProblem,

@@ -28,3 +28,5 @@ mod errors;
 mod stolen_certificate;
 // Display of the other error enums shows the values they carry.
 mod display_smoke;
+// `PresentedIdentity`: fingerprints and SPIFFE IDs read from a leaf, for the record.
+mod presented;

@@ -394,7 +394,7 @@ impl Router {
         fingerprints.push(observed.cert_sha256.to_string());
         Some(AuditIdentity {
             fingerprints,
-            spiffe_id: None,
+            spiffe_id: observed.spiffe_ids.first().map(ToString::to_string),
         })
     }
 
@@ -468,12 +468,22 @@ fn upstream_denial(
 }
 
 /// What the upstream presented, when the failure is an identity mismatch that says so.
+/// What a refused upstream presented, as far as its identity error says.
 fn identity_of(error: &UpstreamError) -> Option<AuditIdentity> {
+    let spiffe = |id: String| {
+        Some(AuditIdentity {
+            fingerprints: Vec::new(),
+            spiffe_id: Some(id),
+        })
+    };
     match error.identity_error()? {
         IdentityError::PinMismatch { presented, .. } => Some(AuditIdentity {
             fingerprints: vec![presented.to_string()],
             spiffe_id: None,
         }),
+        IdentityError::SpiffeIdMismatch { presented, .. } => spiffe(presented.to_string()),
+        IdentityError::SvidIsCa { presented } => spiffe(presented.to_string()),
+        IdentityError::SvidInvalidId { presented, .. } => spiffe(presented.clone()),
         _ => None,
     }
 }
