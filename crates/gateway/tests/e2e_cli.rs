@@ -92,6 +92,34 @@ fn serve_refuses_a_catalog_that_does_not_load() {
     );
 }
 
+/// Options are checked before the catalog: a bad option is a usage error (exit 2) even when the
+/// catalog does not load either, so the operator learns about both problems in the usual order.
+#[test]
+fn serve_reports_a_bad_option_before_an_invalid_catalog() {
+    let dir = temp_dir("serve-bad-option");
+    let catalog = dir.join("catalog.json");
+    std::fs::write(&catalog, br#"[{"tool_name": "t"}]"#).unwrap();
+    let output = Command::new(TOOLGATE)
+        .args([
+            "serve",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "--audit",
+            dir.join("audit.jsonl").to_str().unwrap(),
+            "--spiffe-bundle",
+            "no-equals-sign",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(
+        stderr,
+        "toolgate: --spiffe-bundle \"no-equals-sign\": write TRUST_DOMAIN=FILE, such as \
+         corp.example=bundle.pem\n"
+    );
+}
+
 #[test]
 fn serve_answers_over_http_and_shuts_down_gracefully_on_sigterm() {
     run(async {

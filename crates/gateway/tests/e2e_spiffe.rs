@@ -519,6 +519,9 @@ fn serve_refuses_an_unreadable_spiffe_bundle_file_with_exit_2() {
     assert_eq!(code, 2, "{stderr}");
     assert_eq!(
         stderr,
-        format!("toolgate: --spiffe-bundle {path}: No such file or directory (os error 2)\n")
+        format!(
+            "toolgate: --spiffe-bundle {path}: cannot read the file (check the path and its \
+             permissions): No such file or directory (os error 2)\n"
+        )
     );
 }

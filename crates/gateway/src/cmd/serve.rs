@@ -116,10 +116,8 @@ pub(crate) fn init_logging() {
 }
 
 async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
-    let catalog = Catalog::load(&args.catalog).map_err(|error| match error {
-        CatalogLoadError::Invalid { .. } => Failure::Invalid(error.to_string()),
-        other => Failure::Usage(other.to_string()),
-    })?;
+    // Every option first (usage errors, exit 2), then the catalog (an invalid one is exit 1):
+    // an operator fixing a catalog should not discover a bad option only afterwards.
     let freshness = parse_freshness(&args.definition_check)?;
     let upstream = UpstreamOptions {
         request_timeout: parse_duration("--upstream-timeout", &args.upstream_timeout)?,
@@ -131,6 +129,10 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     router_options.bundles = spiffe_bundles(&args.spiffe_bundle)?;
     router_options.upstream = upstream;
     router_options.freshness = freshness;
+    let catalog = Catalog::load(&args.catalog).map_err(|error| match error {
+        CatalogLoadError::Invalid { .. } => Failure::Invalid(error.to_string()),
+        other => Failure::Usage(other.to_string()),
+    })?;
 
     let mut server_options = ServerOptions::for_listen_address(args.listen);
     server_options
@@ -298,7 +300,15 @@ fn spiffe_bundles(pairs: &[String]) -> Result<TrustBundles, Failure> {
 }
 
 fn read(path: &Path, option: &str) -> Result<Vec<u8>, Failure> {
-    std::fs::read(path).map_err(|error| Failure::io(format!("{option} {}", path.display()), error))
+    std::fs::read(path).map_err(|error| {
+        Failure::io(
+            format!(
+                "{option} {}: cannot read the file (check the path and its permissions)",
+                path.display()
+            ),
+            error,
+        )
+    })
 }
 
 /// A TLS server configuration for the listener (HTTP/2 and HTTP/1.1 by ALPN).
