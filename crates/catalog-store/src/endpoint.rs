@@ -15,6 +15,7 @@ use server_identity::ServerAnchors;
 use crate::entry::EntrySketch;
 use crate::error::CatalogError;
 use crate::location::{EntryRef, Location, child, element};
+use crate::server::sorted_backup_fingerprints;
 use crate::upstream_url::tls_endpoint;
 
 /// Every entry whose anchors differ from those of the earliest entry for the same TLS
@@ -68,7 +69,7 @@ pub(crate) fn anchor_differences(a: &ServerAnchors, b: &ServerAnchors) -> Vec<&'
     if a.fingerprint() != b.fingerprint() {
         differences.push("tls_fingerprint");
     }
-    if sorted_backups(a) != sorted_backups(b) {
+    if sorted_backup_fingerprints(a) != sorted_backup_fingerprints(b) {
         differences.push("backup_fingerprints");
     }
     if a.spiffe_id() != b.spiffe_id() {
@@ -81,17 +82,6 @@ pub(crate) fn anchor_differences(a: &ServerAnchors, b: &ServerAnchors) -> Vec<&'
         differences.push("tls_trust");
     }
     differences
-}
-
-/// The backups in canonical text order.
-fn sorted_backups(anchors: &ServerAnchors) -> Vec<String> {
-    let mut texts: Vec<String> = anchors
-        .backup_fingerprints()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    texts.sort_unstable();
-    texts
 }
 
 /// An identity in full, defaults written out, backups sorted:
@@ -110,7 +100,7 @@ impl fmt::Display for AnchorsText<'_> {
         write!(
             f,
             ", backup_fingerprints: [{}], spiffe_id: ",
-            sorted_backups(anchors).join(", ")
+            sorted_backup_fingerprints(anchors).join(", ")
         )?;
         match anchors.spiffe_id() {
             Some(id) => write!(f, "{id}")?,

@@ -100,14 +100,20 @@ impl ServerBinding {
 
     /// The backups in canonical text order: a set, whatever order the file lists them in.
     pub(crate) fn sorted_backup_fingerprints(&self) -> Vec<String> {
-        let mut texts: Vec<String> = self
-            .backup_fingerprints()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        texts.sort_unstable();
-        texts
+        sorted_backup_fingerprints(&self.anchors)
     }
+}
+
+/// The backups of `anchors` in canonical text order: a set, whatever order the file lists them
+/// in (the measurement and the one-identity-per-endpoint rule both compare them this way).
+pub(crate) fn sorted_backup_fingerprints(anchors: &ServerAnchors) -> Vec<String> {
+    let mut texts: Vec<String> = anchors
+        .backup_fingerprints()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    texts.sort_unstable();
+    texts
 }
 
 /// What a collision report says about an entry's server, readable even when the entry is not.
