@@ -27,6 +27,14 @@ pub(crate) struct Leaf {
 }
 
 impl Leaf {
+    /// The URI SANs that are valid SPIFFE IDs, in certificate order.
+    pub(crate) fn spiffe_ids(&self) -> Vec<crate::spiffe::SpiffeId> {
+        self.uri_sans
+            .iter()
+            .filter_map(|uri| uri.parse().ok())
+            .collect()
+    }
+
     /// Parses the leaf. Trailing bytes after the certificate and duplicated extensions are
     /// refused: two parsers (this one and webpki's) must never read different certificates.
     pub(crate) fn parse(der: &[u8]) -> Result<Leaf, CertificateProblem> {
@@ -95,11 +103,7 @@ impl PresentedIdentity {
         Ok(PresentedIdentity {
             spki_sha256: leaf.spki,
             cert_sha256: leaf.certificate,
-            spiffe_ids: leaf
-                .uri_sans
-                .iter()
-                .filter_map(|uri| uri.parse().ok())
-                .collect(),
+            spiffe_ids: leaf.spiffe_ids(),
         })
     }
 }

@@ -166,11 +166,7 @@ fn observation(
         url: url.to_owned(),
         spki_sha256: leaf.spki,
         cert_sha256: leaf.certificate,
-        spiffe_ids: leaf
-            .uri_sans
-            .iter()
-            .filter_map(|uri| uri.parse().ok())
-            .collect(),
+        spiffe_ids: leaf.spiffe_ids(),
         chain_valid: roots.map(|_| chain_problem.is_none()),
         chain_problem,
         not_before: rfc3339(leaf.not_before),
