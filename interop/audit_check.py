@@ -17,16 +17,8 @@ import json
 import subprocess
 import sys
 
-failures = 0
-
-
-def report(ok: bool, what: str, why: str = "") -> None:
-    global failures
-    if ok:
-        print(f"pass {what}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {what}: {why}", flush=True)
+import checklines
+from checklines import report
 
 
 def main() -> None:
@@ -74,7 +66,7 @@ def main() -> None:
                 and entry.get("observed_definition") is None
             report(ok, f"identity_mismatch entry seq {entry.get('seq')} ({tool}) records the impostor's key "
                    f"{args.impostor_spki} and no observed definition", json.dumps(entry))
-    sys.exit(1 if failures else 0)
+    sys.exit(checklines.exit_status())
 
 
 if __name__ == "__main__":

@@ -21,6 +21,9 @@ import re
 import subprocess
 import sys
 
+import checklines
+from checklines import report
+
 # The scenarios that apply to a tools-only server whose tools are the catalog's, not the suite's
 # fixtures (interop/README.md has the whole table and why the others do not apply).
 APPLICABLE = (
@@ -31,16 +34,6 @@ APPLICABLE = (
     "dns-rebinding-protection",
 )
 DIRECTORY = re.compile(r"^server-(?P<name>.+)-\d{4}-\d\d-\d\dT[\d-]+Z$")
-failures = 0
-
-
-def report(ok: bool, what: str, why: str = "") -> None:
-    global failures
-    if ok:
-        print(f"pass {what}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {what}: {why}", flush=True)
 
 
 def main() -> None:
@@ -91,7 +84,7 @@ def main() -> None:
             for name, applies, verdict, p, f, why in rows:
                 why = why.replace("|", "\\|")
                 table.write(f"| `{name}` | {'yes' if applies else 'no'} | {verdict} | {p} / {f} | {why} |\n")
-    sys.exit(1 if failures else 0)
+    sys.exit(checklines.exit_status())
 
 
 if __name__ == "__main__":

@@ -26,18 +26,11 @@ import sys
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
+import checklines
+from checklines import report
+
 EXPECTED_VERSION = {"legacy": "2025-11-25", "2026-07-28": "2026-07-28"}
 HASHED_MEMBERS = ("title", "description", "inputSchema", "outputSchema", "annotations")
-failures = 0
-
-
-def report(ok: bool, what: str, why: str = "") -> None:
-    global failures
-    if ok:
-        print(f"pass {what}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {what}: {why}", flush=True)
 
 
 def dump(result) -> dict:
@@ -157,7 +150,7 @@ def main() -> None:
         asyncio.run(basic(args) if args.command == "basic" else call(args))
     except Exception as error:  # a crash is one FAIL line that says what happened
         report(False, f"{args.command} [{args.mode}]", f"{type(error).__name__}: {error}")
-    sys.exit(1 if failures else 0)
+    sys.exit(checklines.exit_status())
 
 
 if __name__ == "__main__":

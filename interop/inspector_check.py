@@ -15,16 +15,8 @@ import os
 import subprocess
 import sys
 
-failures = 0
-
-
-def report(ok: bool, what: str, why: str = "") -> None:
-    global failures
-    if ok:
-        print(f"pass {what}", flush=True)
-    else:
-        failures += 1
-        print(f"FAIL {what}: {why}", flush=True)
+import checklines
+from checklines import report
 
 
 def inspector(node_modules: str, gateway: str, *arguments: str) -> dict:
@@ -69,7 +61,7 @@ def main() -> None:
         report(got == expected, what, f"got {called}")
     except Exception as error:
         report(False, what, f"{type(error).__name__}: {error}")
-    sys.exit(1 if failures else 0)
+    sys.exit(checklines.exit_status())
 
 
 if __name__ == "__main__":
