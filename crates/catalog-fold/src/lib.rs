@@ -34,6 +34,12 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! Where the catalog digest goes (seed 000 §6): a relying party pins it as a tool-catalog
+//! component's `expected_observed_digest`, and [`evaluate`] checks the components a token
+//! presents against those requirements, returning [`Outcome`] — `affirming`, or
+//! `component_observation_mismatch` naming the component and both digests (the vectors
+//! COMP-MCP-004 to 006 in `corpus/` are its conformance cases).
+//!
 //! # Decisions where the seed is silent
 //!
 //! - **Labels.** The duplicate and overflow texts use the label of the profile in force
