@@ -36,8 +36,9 @@
 //!
 //! Where the catalog digest goes (seed 000 §6): a relying party pins it as a tool-catalog
 //! component's `expected_observed_digest`, and [`evaluate`] checks the components a token
-//! presents against those requirements, returning [`Outcome`] — `affirming`, or
-//! `component_observation_mismatch` naming the component and both digests (the vectors
+//! presents against those requirements, returning [`Outcome`]: `affirming`,
+//! `component_observation_mismatch` naming the component and both digests, or one of the
+//! fail-closed outcomes for a missing, mistyped or duplicated component (the vectors
 //! COMP-MCP-004 to 006 in `corpus/` are its conformance cases).
 //!
 //! # Decisions where the seed is silent
