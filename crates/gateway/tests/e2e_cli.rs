@@ -2,33 +2,15 @@
 //! shutdown on SIGTERM with the audit log flushed, and the stdio transport.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use gateway::audit::verify_file;
-use gateway::demo::GatewayClient;
 use gateway::demo_upstream::{DemoUpstream, DemoUpstreamConfig};
 use gateway::mcp::ProtocolVersion;
 use serde_json::{Value, json};
 
-use crate::e2e_support::{Harness, Setup, run, temp_dir};
-
-const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
-
-/// Waits for a child to exit, at most `limit`; kills it and fails otherwise.
-fn wait_bounded(child: &mut Child, limit: Duration) -> i32 {
-    let started = Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status.code().unwrap_or(-1);
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("toolgate did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
+use crate::e2e_support::{Harness, ServeProcess, Setup, TOOLGATE, run, temp_dir, wait_bounded};
 
 #[test]
 fn toolgate_demo_exits_0_and_prints_each_decision() {
@@ -131,46 +113,19 @@ fn serve_answers_over_http_and_shuts_down_gracefully_on_sigterm() {
         let catalog = dir.join("catalog.json");
         std::fs::write(&catalog, catalog_json.to_string()).unwrap();
         let audit = dir.join("audit.jsonl");
-        let port = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap().port()
-        };
-        let listen = format!("127.0.0.1:{port}");
-        let mut child = Command::new(TOOLGATE)
-            .args([
-                "serve",
-                "--catalog",
-                catalog.to_str().unwrap(),
-                "--listen",
-                &listen,
-                "--audit",
-                audit.to_str().unwrap(),
-            ])
-            .args([
+        let mut serve = ServeProcess::spawn(
+            &catalog,
+            &audit,
+            &[
                 "--definition-check",
                 "max-age=30s",
                 "--upstream-timeout",
                 "5s",
                 "--page-size",
                 "2",
-            ])
-            .env("RUST_LOG", "info")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-
-        let url = format!("http://{listen}/mcp");
-        let mut client = GatewayClient::new(&url, ProtocolVersion::V2025_11_25);
-        let mut connected = false;
-        for _ in 0..250 {
-            if client.connect().await.is_ok() {
-                connected = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert!(connected, "toolgate serve did not answer on {url}");
+            ],
+        );
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
         assert_eq!(client.list_tools().await.unwrap().len(), 3);
         let result = client
             .call_tool("demo.add", json!({"a": 20, "b": 22}))
@@ -184,21 +139,9 @@ fn serve_answers_over_http_and_shuts_down_gracefully_on_sigterm() {
             "tool_not_in_catalog"
         );
 
-        let status = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let code = tokio::task::spawn_blocking(move || {
-            let code = wait_bounded(&mut child, Duration::from_secs(20));
-            let mut stderr = String::new();
-            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
-            (code, stderr)
-        })
-        .await
-        .unwrap();
-        assert_eq!(code.0, 0, "{}", code.1);
-        assert!(code.1.contains("shutting down"), "{}", code.1);
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        assert!(stderr.contains("shutting down"), "{stderr}");
         let summary = verify_file(&audit, None).unwrap();
         assert_eq!(
             summary.entries(),
@@ -244,7 +187,7 @@ fn serve_stdio_speaks_json_rpc_lines_and_logs_to_stderr_only() {
                 .lines()
                 .map(|line| serde_json::from_str(&line.unwrap()).unwrap())
                 .collect();
-            (lines, wait_bounded(&mut child, Duration::from_secs(20)))
+            (lines, wait_bounded(&mut child, Duration::from_secs(20)).0)
         })
         .await
         .unwrap();

@@ -15,9 +15,10 @@ use gateway::mcp::ProtocolVersion;
 use serde_json::{Value, json};
 use server_identity::TrustBundles;
 
-use crate::e2e_support::{Harness, Setup, call_entries, denial, run, temp_dir};
+use crate::e2e_support::{
+    Harness, ServeProcess, Setup, TOOLGATE, call_entries, denial, run, temp_dir, wait_bounded,
+};
 
-const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 const TRUST_DOMAIN: &str = "corp.example";
 /// The workload the catalog pins.
 const WORKLOAD: &str = "spiffe://corp.example/tools/demo-upstream";
@@ -348,25 +349,6 @@ fn the_audit_entry_records_the_presented_spiffe_id() {
     });
 }
 
-/// Waits for a child to exit, at most `limit`; kills it and fails otherwise.
-fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> (i32, String) {
-    let started = std::time::Instant::now();
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            let mut stderr = String::new();
-            if let Some(pipe) = child.stderr.as_mut() {
-                std::io::Read::read_to_string(pipe, &mut stderr).unwrap();
-            }
-            return (status.code().unwrap_or(-1), stderr);
-        }
-        if started.elapsed() > limit {
-            let _ = child.kill();
-            panic!("toolgate did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn serve_with_a_spiffe_bundle_allows_a_call_to_the_pinned_workload() {
     run(async {
@@ -387,55 +369,14 @@ fn serve_with_a_spiffe_bundle_allows_a_call_to_the_pinned_workload() {
         let bundle = dir.join("corp.example.pem");
         std::fs::write(&bundle, identity.ca_pem()).unwrap();
         let audit = dir.join("audit.jsonl");
-        let port = {
-            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-            probe.local_addr().unwrap().port()
-        };
-        let listen = format!("127.0.0.1:{port}");
-        let mut child = Command::new(TOOLGATE)
-            .args([
-                "serve",
-                "--catalog",
-                catalog.to_str().unwrap(),
-                "--listen",
-                &listen,
-                "--audit",
-                audit.to_str().unwrap(),
-                "--spiffe-bundle",
-                &format!("{TRUST_DOMAIN}={}", bundle.to_str().unwrap()),
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-
-        let url = format!("http://{listen}/mcp");
-        let mut client = GatewayClient::new(&url, ProtocolVersion::V2025_11_25);
-        let mut connected = false;
-        for _ in 0..250 {
-            if client.connect().await.is_ok() {
-                connected = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        if !connected {
-            let _ = child.kill();
-        }
-        assert!(connected, "toolgate serve did not answer on {url}");
+        let bundle_option = format!("{TRUST_DOMAIN}={}", bundle.to_str().unwrap());
+        let mut serve = ServeProcess::spawn(&catalog, &audit, &["--spiffe-bundle", &bundle_option]);
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
         let result = client
             .call_tool("demo.add", json!({"a": 40, "b": 2}))
             .await
             .unwrap();
-        let status = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
-        let (code, stderr) =
-            tokio::task::spawn_blocking(move || wait_bounded(&mut child, Duration::from_secs(20)))
-                .await
-                .unwrap();
+        let (code, stderr) = serve.terminate().await;
         let result = result.unwrap();
         assert_eq!(result["structuredContent"], json!({"sum": 42}));
         assert_eq!(upstream.controls().method_count("tools/call"), 1);

@@ -234,3 +234,93 @@ pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     }
     panic!("{what} did not happen within 5 s");
 }
+
+/// The `toolgate` binary under test.
+pub const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
+
+/// Waits for a child to exit, at most `limit` (it is killed and the test fails otherwise); its
+/// exit code, and its stderr when that was piped.
+pub fn wait_bounded(child: &mut std::process::Child, limit: Duration) -> (i32, String) {
+    let started = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            let mut stderr = String::new();
+            if let Some(pipe) = child.stderr.as_mut() {
+                std::io::Read::read_to_string(pipe, &mut stderr).unwrap();
+            }
+            return (status.code().unwrap_or(-1), stderr);
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            panic!("toolgate did not exit within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// `toolgate serve` running as a process on a free loopback port, stderr piped.
+pub struct ServeProcess {
+    child: std::process::Child,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+}
+
+impl ServeProcess {
+    /// Starts `toolgate serve --catalog CATALOG --listen 127.0.0.1:PORT --audit AUDIT EXTRA…`.
+    pub fn spawn(
+        catalog: &std::path::Path,
+        audit: &std::path::Path,
+        extra: &[&str],
+    ) -> ServeProcess {
+        let port = {
+            let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            probe.local_addr().unwrap().port()
+        };
+        let listen = format!("127.0.0.1:{port}");
+        let child = std::process::Command::new(TOOLGATE)
+            .args([
+                "serve",
+                "--catalog",
+                catalog.to_str().unwrap(),
+                "--listen",
+                &listen,
+            ])
+            .args(["--audit", audit.to_str().unwrap()])
+            .args(extra)
+            .env("RUST_LOG", "info")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        ServeProcess {
+            child,
+            url: format!("http://{listen}{MCP_PATH}"),
+        }
+    }
+
+    /// A client that has completed `initialize`, retrying while the process starts (bounded);
+    /// the process is killed and the test fails if it never answers.
+    pub async fn connect(&mut self, version: ProtocolVersion) -> GatewayClient {
+        let mut client = GatewayClient::new(&self.url, version);
+        for _ in 0..250 {
+            if client.connect().await.is_ok() {
+                return client;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let _ = self.child.kill();
+        panic!("toolgate serve did not answer on {}", self.url);
+    }
+
+    /// SIGTERM, then the bounded wait: the exit code and everything it wrote to stderr.
+    pub async fn terminate(mut self) -> (i32, String) {
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        tokio::task::spawn_blocking(move || wait_bounded(&mut self.child, Duration::from_secs(20)))
+            .await
+            .unwrap()
+    }
+}
