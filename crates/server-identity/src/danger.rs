@@ -38,7 +38,8 @@ impl ObservingVerifier {
             .clone()
     }
 
-    /// A client configuration (TLS 1.3 and 1.2, ALPN `h2`, `http/1.1`) using this verifier.
+    /// A client configuration (TLS 1.3 and 1.2, ALPN `h2`, `http/1.1`) using this verifier,
+    /// without session resumption: a resumed handshake presents no certificate to record.
     pub fn client_config(self: &Arc<Self>) -> Result<Arc<rustls::ClientConfig>, rustls::Error> {
         let mut config = rustls::ClientConfig::builder_with_provider(self.provider.clone())
             .with_safe_default_protocol_versions()?
@@ -46,6 +47,7 @@ impl ObservingVerifier {
             .with_custom_certificate_verifier(self.clone())
             .with_no_client_auth();
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+        config.resumption = rustls::client::Resumption::disabled();
         Ok(Arc::new(config))
     }
 }

@@ -302,7 +302,13 @@ impl ServerIdentityVerifier {
 }
 
 /// A client configuration that enforces `anchors` on every handshake: the ring provider, TLS 1.3
-/// and 1.2, ALPN `h2` and `http/1.1`, no client certificate.
+/// and 1.2, ALPN `h2` and `http/1.1`, no client certificate, and **no session resumption**.
+///
+/// Resumption is off because a resumed handshake presents no certificate, and rustls then does
+/// not call the verifier: the connection would inherit the verdict of an earlier one, made
+/// before the server might have changed its key, let its SVID expire, or been replaced by
+/// another backend that holds the same ticket keys. Every connection made with this
+/// configuration is a full handshake checked against `anchors`.
 ///
 /// A refused handshake fails with `rustls::Error::InvalidCertificate(CertificateError::Other(..))`
 /// (the peer receives a `certificate_unknown` alert) carrying the [`IdentityError`]; read it with
@@ -322,6 +328,7 @@ pub fn client_config(
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    config.resumption = rustls::client::Resumption::disabled();
     Ok(Arc::new(config))
 }
 

@@ -30,3 +30,5 @@ mod stolen_certificate;
 mod display_smoke;
 // `PresentedIdentity`: fingerprints and SPIFFE IDs read from a leaf, for the record.
 mod presented;
+// No session resumption: every connection a full handshake, a key change behind kept ticket keys refused.
+mod no_resumption;
