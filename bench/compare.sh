@@ -8,7 +8,7 @@ out=bench/out
 target="${CARGO_TARGET_DIR:-target}"
 mkdir -p "$out"
 
-cargo build --release -q -p gateway
+cargo build --release -q -p toolgate
 rustc -O --edition 2021 bench/gen_catalog.rs -o "$out/gen_catalog"
 [ -x "$out/venv/bin/python" ] || python3 -m venv "$out/venv"
 "$out/venv/bin/pip" install -q -r bench/requirements.txt

@@ -313,7 +313,7 @@ TOOLGATE_INTEROP_FASTMCP_FLAG="$fastmcp_flag" \
 TOOLGATE_INTEROP_PYTHON="$here/.venv/bin/python" \
 TOOLGATE_INTEROP_NODE_MODULES="$here/node_modules" \
     count_cargo_tests "upstream client against FastMCP; Python client and inspector-cli against the demo upstream" \
-    -p gateway --test integration upstream_interop -- --ignored --test-threads=1
+    -p toolgate --test integration upstream_interop -- --ignored --test-threads=1
 
 # ---------------------------------------------------------------------------------------------
 # The gateway (`toolgate serve`) in front of real FastMCP upstreams (issue 6, "What must be
@@ -324,8 +324,8 @@ TOOLGATE_INTEROP_NODE_MODULES="$here/node_modules" \
 gateway_section() {
     local started_at=$SECONDS
     log "building toolgate"
-    if ! (cd "$root" && timeout 1800 cargo build -q -p gateway --bin toolgate); then
-        failed=$((failed + 1)); log "FAIL cargo build -p gateway --bin toolgate"; return
+    if ! (cd "$root" && timeout 1800 cargo build -q -p toolgate --bin toolgate); then
+        failed=$((failed + 1)); log "FAIL cargo build -p toolgate --bin toolgate"; return
     fi
     local target="${CARGO_TARGET_DIR:-$root/target}"
     case "$target" in /*) ;; *) target="$root/$target" ;; esac

@@ -6,7 +6,7 @@
 //! byte; a header value round-trips through its encoding.
 #![no_main]
 
-use gateway::mcp::{Message, SseParser, decode_header_value, encode_header_value, parse_sse_messages};
+use toolgate::mcp::{Message, SseParser, decode_header_value, encode_header_value, parse_sse_messages};
 use libfuzzer_sys::fuzz_target;
 
 const MAX_EVENT_BYTES: usize = 64 * 1024;

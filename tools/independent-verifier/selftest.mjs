@@ -4,8 +4,8 @@
 // refuses what it cannot canonicalize faithfully instead of hashing it.
 //
 // Usage: node tools/independent-verifier/selftest.mjs [CORPUS_DIR] [JCS_VECTORS_DIR]
-//   CORPUS_DIR defaults to ../../corpus, JCS_VECTORS_DIR to ../../../shared/vectors/jcs (the RFC 8785
-//   test data shared beside the project); the JCS checks are reported as failed if it is missing.
+//   CORPUS_DIR defaults to ../../corpus, JCS_VECTORS_DIR to ../../corpus/jcs (the RFC 8785
+//   test data committed in the corpus); the JCS checks are reported as failed if it is missing.
 // Each case copies the corpus to a fresh temporary directory, changes one thing, runs verify.mjs
 // on the copy as a separate process and checks its exit status and output.
 // Prints one line per check and ends with "N passed, M failed"; exits 1 on any failure.
@@ -19,7 +19,7 @@ import { canonicalize, parseStrictJson, VerifierError } from './verify.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const corpus = resolve(process.argv[2] ?? join(here, '..', '..', 'corpus'));
-const jcsVectors = resolve(process.argv[3] ?? join(here, '..', '..', '..', 'shared', 'vectors', 'jcs'));
+const jcsVectors = resolve(process.argv[3] ?? join(here, '..', '..', 'corpus', 'jcs'));
 const verifier = join(here, 'verify.mjs');
 
 let passed = 0;

@@ -1,0 +1,686 @@
+//! Load harness for the gateway (issue 6): latency percentiles and throughput for N concurrent
+//! clients, direct to a fast upstream and through the gateway in both definition-check
+//! freshness modes, with the audit log on.
+//!
+//! ```text
+//! cargo bench -p toolgate --bench load -- [--clients 1,16,64] [--duration SECS | --calls N]
+//!     [--warmup SECS] [--scenario all|direct|list|upstream-client|max-age|per-call,…]
+//!     [--audit DIR] [--keep-audit]
+//! ```
+//!
+//! One process, loopback only: a [`DemoUpstream`] over TLS with a generated certificate (the
+//! tool `echo`), a catalog pinning its key and `echo`'s definition (built as `toolgate demo`
+//! builds it), an [`AuditLog`] in `DIR` (default: a directory under `target/tmp`, a real disk,
+//! `fdatasync`ed; `--audit /dev/shm/…` measures the gateway without the cost of a disk sync),
+//! and a [`Gateway`] on `127.0.0.1:0` over plain HTTP. Each simulated client holds its own
+//! keep-alive HTTP/1.1 connection and sends stateless 2026-07-28 `tools/call` requests (the
+//! `_meta` envelope and the `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` headers; no
+//! session to set up) back to back. Every answer is checked; a failure is counted and printed
+//! with its message.
+//!
+//! Scenarios: `direct` (the clients call the upstream over TLS with the pinned configuration:
+//! the baseline), `list` (one upstream `tools/list` round trip, direct, the unit of the per-call
+//! goal), `upstream-client` (the gateway's own upstream client called in-process, no gateway
+//! server: splits the overhead between the client side and the upstream side), `max-age`
+//! (`Freshness::MaxAge(60 s)`), `per-call` (`Freshness::PerCall`). Every run stops by itself:
+//! a warm-up (default 1 s), then a measured duration (default 3 s) or a number of calls.
+//!
+//! The goals (benchmark goals, not tests): in `max-age` the gateway adds at most 100 µs at p50
+//! over `direct`; in `per-call` at most one `tools/list` round trip plus 100 µs; at least
+//! 10,000 calls per second through the gateway.
+
+#[path = "load/client.rs"]
+mod client;
+#[path = "load/report.rs"]
+mod report;
+
+use std::collections::BTreeMap;
+use std::error::Error;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use catalog_store::Catalog;
+use clap::{Parser, ValueEnum};
+use serde_json::{Value, json};
+use server_identity::rustls::RootCertStore;
+use server_identity::{ServerAnchors, TlsTrust, TrustBundles, client_config};
+use toolgate::audit::{AuditLog, verify_file};
+use toolgate::definition_check::Freshness;
+use toolgate::demo::{observe_tools, pinned_entry};
+use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig, RunningUpstream};
+use toolgate::mcp::methods;
+use toolgate::router::{Router, RouterOptions};
+use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
+use toolgate::upstream::{UpstreamClient, UpstreamOptions};
+
+use self::client::{Connection, ECHO_TEXT, Exchange, Target};
+use self::report::{
+    CpuSample, Measurement, TABLE_HEADER, WARM_UP_PREFIX, difference_us, load_average, micros,
+};
+
+/// The catalog name of the pinned `echo` tool.
+const TOOL: &str = "demo.echo";
+/// The upstream's name of it.
+const UPSTREAM_TOOL: &str = "echo";
+/// The `max-age` of the max-age scenario: longer than any run, so only the first call (and a
+/// reconnect) lists.
+const MAX_AGE: Duration = Duration::from_secs(60);
+/// The most distinct error messages kept per run (the rest are counted together).
+const MAX_DISTINCT_ERRORS: usize = 50;
+/// The goals of issue 6.
+const GOAL_OVERHEAD_US: f64 = 100.0;
+const GOAL_CALLS_PER_SECOND: f64 = 10_000.0;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "load",
+    about = "Latency and throughput of tools/call, direct and through the gateway"
+)]
+struct Args {
+    /// Concurrent clients, one connection each; a comma-separated list runs each in turn.
+    #[arg(long, value_delimiter = ',', default_value = "1,16,64")]
+    clients: Vec<usize>,
+    /// Measured seconds per run (after the warm-up).
+    #[arg(long, default_value_t = 3.0, conflicts_with = "calls")]
+    duration: f64,
+    /// Measured calls per run, shared among the clients, instead of a duration.
+    #[arg(long)]
+    calls: Option<u64>,
+    /// Warm-up seconds per run (calls made, not measured).
+    #[arg(long, default_value_t = 1.0)]
+    warmup: f64,
+    /// Scenarios, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "all")]
+    scenario: Vec<ScenarioArg>,
+    /// Directory for the audit logs (one fresh log per gateway run). Default: under target/tmp.
+    #[arg(long)]
+    audit: Option<PathBuf>,
+    /// Keep the audit logs after they are verified (they are removed by default).
+    #[arg(long)]
+    keep_audit: bool,
+    /// Tokio worker threads (load generator, gateway and upstream share them). Default: one
+    /// per CPU.
+    #[arg(long)]
+    threads: Option<usize>,
+    /// Passed by `cargo bench`; ignored.
+    #[arg(long, hide = true)]
+    bench: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ScenarioArg {
+    All,
+    Direct,
+    List,
+    UpstreamClient,
+    MaxAge,
+    PerCall,
+}
+
+/// One scenario, in the order they run at each concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Scenario {
+    Direct,
+    List,
+    UpstreamClient,
+    MaxAge,
+    PerCall,
+}
+
+impl Scenario {
+    const ALL: [Scenario; 5] = [
+        Scenario::Direct,
+        Scenario::List,
+        Scenario::UpstreamClient,
+        Scenario::MaxAge,
+        Scenario::PerCall,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            Scenario::Direct => "direct tools/call (TLS)",
+            Scenario::List => "direct tools/list (TLS)",
+            Scenario::UpstreamClient => "upstream client in-process",
+            Scenario::MaxAge => "gateway max-age=60s",
+            Scenario::PerCall => "gateway per-call",
+        }
+    }
+
+    fn freshness(self) -> Option<Freshness> {
+        match self {
+            Scenario::MaxAge => Some(Freshness::MaxAge(MAX_AGE)),
+            Scenario::PerCall => Some(Freshness::PerCall),
+            _ => None,
+        }
+    }
+}
+
+/// When a run stops.
+#[derive(Debug, Clone, Copy)]
+enum Plan {
+    /// Measure for this long.
+    Duration(Duration),
+    /// Measure this many calls in total.
+    Calls(u64),
+}
+
+/// What the scenarios share: the upstream, its pinned TLS configuration and the catalog.
+struct Setup {
+    upstream: RunningUpstream,
+    pinned_tls: Arc<rustls::ClientConfig>,
+    catalog: Catalog,
+    audit_dir: PathBuf,
+    audit_kind: &'static str,
+    keep_audit: bool,
+}
+
+/// How one simulated client makes its calls.
+enum Driver {
+    /// Raw HTTP/1.1 on one connection (to the gateway, or over TLS to the upstream).
+    Http {
+        connection: Connection,
+        exchange: Exchange,
+    },
+    /// The gateway's upstream client, in-process.
+    Upstream(UpstreamClient),
+}
+
+impl Driver {
+    /// One exchange: its latency (request prepared before, answer checked after the clock).
+    async fn step(&mut self, id: u64) -> Result<Duration, String> {
+        match self {
+            Driver::Http {
+                connection,
+                exchange,
+            } => {
+                if connection.is_closed() {
+                    *connection = Connection::open(&connection.target().clone())
+                        .await
+                        .map_err(|error| format!("reconnecting: {error}"))?;
+                }
+                let request = exchange.request(connection.target(), id)?;
+                let started = Instant::now();
+                let (status, body) = connection.send(request).await?;
+                let latency = started.elapsed();
+                exchange.check(id, status, &body)?;
+                Ok(latency)
+            }
+            Driver::Upstream(client) => {
+                let arguments = Some(json!({"text": ECHO_TEXT}));
+                let started = Instant::now();
+                let result = client
+                    .call_tool(UPSTREAM_TOOL, arguments, None)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                let latency = started.elapsed();
+                if result["content"][0]["text"].as_str() == Some(ECHO_TEXT) {
+                    Ok(latency)
+                } else {
+                    Err(format!("unexpected result: {result}"))
+                }
+            }
+        }
+    }
+}
+
+/// What one client measured.
+#[derive(Default)]
+struct ClientResult {
+    latencies: Vec<Duration>,
+    errors: BTreeMap<String, u64>,
+    sent: u64,
+    finished: Option<Instant>,
+}
+
+fn count_error(errors: &mut BTreeMap<String, u64>, message: String) {
+    if errors.len() < MAX_DISTINCT_ERRORS || errors.contains_key(&message) {
+        *errors.entry(message).or_default() += 1;
+    } else {
+        *errors
+            .entry("(other messages beyond the first 50)".to_owned())
+            .or_default() += 1;
+    }
+}
+
+async fn client_loop(
+    mut driver: Driver,
+    warm_end: Instant,
+    plan: Plan,
+    quota: u64,
+) -> ClientResult {
+    let mut result = ClientResult::default();
+    let mut measured = 0u64;
+    let mut id = 1u64;
+    loop {
+        let now = Instant::now();
+        let measuring = now >= warm_end;
+        let done = match plan {
+            Plan::Duration(duration) => now >= warm_end + duration,
+            Plan::Calls(_) => measuring && measured >= quota,
+        };
+        if done {
+            break;
+        }
+        let outcome = driver.step(id).await;
+        id += 1;
+        result.sent += 1;
+        match outcome {
+            Ok(latency) if measuring => result.latencies.push(latency),
+            Ok(_) => {}
+            Err(message) => {
+                let message = if measuring {
+                    message
+                } else {
+                    format!("{WARM_UP_PREFIX}{message}")
+                };
+                count_error(&mut result.errors, message);
+                // A broken target must not turn into a busy loop.
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+        }
+        if measuring {
+            measured += 1;
+        }
+    }
+    result.finished = Some(Instant::now());
+    result
+}
+
+/// Opens `clients` drivers, runs them together, and merges what they measured. Returns the
+/// measurement and the number of requests sent (warm-up included).
+async fn run_load(
+    scenario: Scenario,
+    audit: &'static str,
+    clients: usize,
+    plan: Plan,
+    warmup: Duration,
+    open: impl AsyncFn() -> Result<Driver, String>,
+) -> Result<(Measurement, u64), Box<dyn Error>> {
+    let mut drivers = Vec::with_capacity(clients);
+    for _ in 0..clients {
+        drivers.push(open().await?);
+    }
+    let start = Instant::now();
+    let warm_end = start + warmup;
+    let total_calls = match plan {
+        Plan::Calls(calls) => calls,
+        Plan::Duration(_) => 0,
+    };
+    let mut tasks = tokio::task::JoinSet::new();
+    for (index, driver) in drivers.into_iter().enumerate() {
+        let quota =
+            total_calls / clients as u64 + u64::from((index as u64) < total_calls % clients as u64);
+        tasks.spawn(client_loop(driver, warm_end, plan, quota));
+    }
+    // The CPU window starts with the measurement (after the warm-up).
+    tokio::time::sleep_until(warm_end.into()).await;
+    let cpu_before = CpuSample::now();
+    let mut latencies = Vec::new();
+    let mut errors = BTreeMap::new();
+    let mut sent = 0;
+    let mut last = warm_end;
+    while let Some(joined) = tasks.join_next().await {
+        let result = joined?;
+        latencies.extend(result.latencies);
+        for (message, count) in result.errors {
+            *errors.entry(message).or_default() += count;
+        }
+        sent += result.sent;
+        last = last.max(result.finished.unwrap_or(last));
+    }
+    let cpu_after = CpuSample::now();
+    latencies.sort_unstable();
+    Ok((
+        Measurement {
+            scenario: scenario.label(),
+            audit,
+            clients,
+            latencies,
+            errors,
+            elapsed: last.saturating_duration_since(warm_end),
+            cpu_before,
+            cpu_after,
+            load_average: load_average(),
+        },
+        sent,
+    ))
+}
+
+/// Runs one scenario at one concurrency. Gateway scenarios also print the audit log's figures
+/// and verify its chain.
+async fn run_scenario(
+    setup: &Setup,
+    scenario: Scenario,
+    clients: usize,
+    plan: Plan,
+    warmup: Duration,
+) -> Result<Measurement, Box<dyn Error>> {
+    // `https://127.0.0.1:PORT/PATH`: the path is what follows the third `/`.
+    let upstream_path = setup.upstream.url().splitn(4, '/').nth(3).unwrap_or("mcp");
+    let upstream_target = Target {
+        address: setup.upstream.address(),
+        path: format!("/{upstream_path}"),
+        tls: Some(setup.pinned_tls.clone()),
+    };
+    let Some(freshness) = scenario.freshness() else {
+        let (measurement, _) = match scenario {
+            Scenario::UpstreamClient => {
+                run_load(scenario, "-", clients, plan, warmup, async || {
+                    let client = UpstreamClient::new(
+                        setup.upstream.url(),
+                        setup.pinned_tls.clone(),
+                        UpstreamOptions::default(),
+                    )
+                    .map_err(|error| error.to_string())?;
+                    Ok(Driver::Upstream(client))
+                })
+                .await?
+            }
+            _ => {
+                let exchange = if scenario == Scenario::List {
+                    Exchange::list()
+                } else {
+                    Exchange::call(UPSTREAM_TOOL)
+                };
+                run_load(scenario, "-", clients, plan, warmup, async || {
+                    Ok(Driver::Http {
+                        connection: Connection::open(&upstream_target).await?,
+                        exchange: exchange.clone(),
+                    })
+                })
+                .await?
+            }
+        };
+        return Ok(measurement);
+    };
+
+    let catalog = setup.catalog.clone();
+    let measurement_digest = catalog.measurement().digest();
+    let path = setup.audit_dir.join(format!(
+        "load-{}-{clients}.jsonl",
+        if freshness == Freshness::PerCall {
+            "per-call"
+        } else {
+            "max-age"
+        }
+    ));
+    let _ = std::fs::remove_file(&path);
+    let audit = Arc::new(AuditLog::open(&path, &measurement_digest)?);
+    let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
+    options.freshness = freshness;
+    let router = Router::new(catalog, options, audit.clone())?;
+    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
+    let address = listener.local_addr()?;
+    let gateway = Gateway::new(Arc::new(router), ServerOptions::for_listen_address(address));
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(gateway.serve_http(listener, None, async move {
+        let _ = stopped.await;
+    }));
+    let target = Target {
+        address,
+        path: MCP_PATH.to_owned(),
+        tls: None,
+    };
+    let exchange = Exchange::call(TOOL);
+    let controls = setup.upstream.controls();
+    let (lists_before, calls_before) = (
+        controls.method_count(methods::TOOLS_LIST),
+        controls.method_count(methods::TOOLS_CALL),
+    );
+    let outcome = run_load(
+        scenario,
+        setup.audit_kind,
+        clients,
+        plan,
+        warmup,
+        async || {
+            Ok(Driver::Http {
+                connection: Connection::open(&target).await?,
+                exchange: exchange.clone(),
+            })
+        },
+    )
+    .await;
+    let _ = stop.send(());
+    serving.await??;
+    audit.shutdown().await;
+    let (measurement, sent) = outcome?;
+    let lists = controls.method_count(methods::TOOLS_LIST) - lists_before;
+    let calls = controls.method_count(methods::TOOLS_CALL) - calls_before;
+    eprintln!(
+        "    upstream received {lists} tools/list and {calls} tools/call ({:.3} listings per call)",
+        lists as f64 / calls.max(1) as f64
+    );
+    let written = audit.entries_written();
+    let syncs = audit.syncs();
+    let summary = verify_file(&path, Some(&measurement_digest))?;
+    eprintln!(
+        "    audit log {}: chain verified, {} entries for {sent} calls sent (+1 gateway_started), \
+         {syncs} syncs ({:.1} entries per sync)",
+        path.display(),
+        summary.entries(),
+        written as f64 / syncs.max(1) as f64,
+    );
+    if summary.entries() != sent + 1 {
+        eprintln!(
+            "    NOTE: the log holds {} entries, expected {} (one per call plus gateway_started)",
+            summary.entries(),
+            sent + 1
+        );
+    }
+    if !setup.keep_audit {
+        let _ = std::fs::remove_file(&path);
+    }
+    Ok(measurement)
+}
+
+/// The filesystem type holding `path`, from `/proc/mounts` (the longest matching mount point).
+fn filesystem_of(path: &Path) -> String {
+    let path = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    mounts
+        .lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            let _device = fields.next()?;
+            let mount_point = fields.next()?;
+            let kind = fields.next()?;
+            path.starts_with(mount_point)
+                .then(|| (mount_point.len(), kind.to_owned()))
+        })
+        .max()
+        .map(|(_, kind)| kind)
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+/// Builds the setup: the upstream, a catalog pinning its `echo`, the pinned TLS configuration.
+async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
+    let upstream = DemoUpstream::start(&DemoUpstreamConfig::new()).await?;
+    let pin = upstream.spki_fingerprint();
+    let listed = observe_tools(upstream.url(), &pin).await?;
+    let definition = listed
+        .iter()
+        .find(|tool| tool["name"] == UPSTREAM_TOOL)
+        .ok_or("the demo upstream does not list echo")?;
+    let entry = pinned_entry(TOOL, definition, upstream.url(), &pin)?;
+    let catalog = Catalog::from_slice(Value::Array(vec![entry]).to_string().as_bytes())?;
+
+    let mut anchors = ServerAnchors::builder();
+    anchors.fingerprint(pin).tls_trust(TlsTrust::Pin);
+    let anchors = anchors.build()?;
+    let config = client_config(
+        &anchors,
+        Arc::new(RootCertStore::empty()),
+        &TrustBundles::new(),
+    )?;
+    // The demo upstream serves HTTP/1.1 only; the gateway's client narrows ALPN the same way.
+    let mut http1 = (*config).clone();
+    http1.alpn_protocols = vec![b"http/1.1".to_vec()];
+
+    let audit_dir = args
+        .audit
+        .clone()
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("toolgate-load"));
+    std::fs::create_dir_all(&audit_dir)?;
+    let kind = filesystem_of(&audit_dir);
+    Ok(Setup {
+        upstream,
+        pinned_tls: Arc::new(http1),
+        catalog,
+        audit_dir,
+        // A label for the table: `Box::leak` once per process is fine in a bench binary.
+        audit_kind: Box::leak(kind.into_boxed_str()),
+        keep_audit: args.keep_audit,
+    })
+}
+
+fn selected(args: &Args) -> Vec<Scenario> {
+    let mut scenarios: Vec<Scenario> = args
+        .scenario
+        .iter()
+        .flat_map(|choice| match choice {
+            ScenarioArg::All => Scenario::ALL.to_vec(),
+            ScenarioArg::Direct => vec![Scenario::Direct],
+            ScenarioArg::List => vec![Scenario::List],
+            ScenarioArg::UpstreamClient => vec![Scenario::UpstreamClient],
+            ScenarioArg::MaxAge => vec![Scenario::MaxAge],
+            ScenarioArg::PerCall => vec![Scenario::PerCall],
+        })
+        .collect();
+    scenarios.sort();
+    scenarios.dedup();
+    scenarios
+}
+
+async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
+    if args.clients.contains(&0) {
+        return Err("--clients must be at least 1".into());
+    }
+    if !(args.duration > 0.0 && args.duration <= 600.0 && args.warmup >= 0.0 && args.warmup <= 60.0)
+    {
+        return Err("--duration must be in (0, 600] seconds and --warmup in [0, 60]".into());
+    }
+    let plan = match args.calls {
+        Some(calls) => Plan::Calls(calls.max(1)),
+        None => Plan::Duration(Duration::from_secs_f64(args.duration)),
+    };
+    let warmup = Duration::from_secs_f64(args.warmup);
+    let scenarios = selected(&args);
+    let setup = setup(&args).await?;
+    eprintln!(
+        "upstream {} (TLS, key-pinned {}), audit logs in {} ({}), {} CPUs, {} worker threads, load average {:.2} at start",
+        setup.upstream.url(),
+        setup.upstream.spki_fingerprint(),
+        setup.audit_dir.display(),
+        setup.audit_kind,
+        std::thread::available_parallelism().map_or(0, usize::from),
+        args.threads
+            .map_or_else(|| "default".to_owned(), |threads| threads.to_string()),
+        load_average(),
+    );
+
+    let mut all = Vec::new();
+    for &clients in &args.clients {
+        for &scenario in &scenarios {
+            eprintln!("  {} with {clients} clients …", scenario.label());
+            let measurement = run_scenario(&setup, scenario, clients, plan, warmup).await?;
+            for (message, count) in &measurement.errors {
+                eprintln!("    ERROR ×{count}: {message}");
+            }
+            let direct = direct_p50(&all, &measurement);
+            eprintln!("    {}", report::table_row(&measurement, direct));
+            all.push(measurement);
+        }
+    }
+
+    println!("\n{TABLE_HEADER}");
+    for measurement in &all {
+        println!(
+            "{}",
+            report::table_row(measurement, direct_p50(&all, measurement))
+        );
+    }
+    let errors: u64 = all.iter().map(Measurement::error_count).sum();
+    println!();
+    print_goals(&all);
+    if errors > 0 {
+        println!("\n{errors} exchanges failed (see the ERROR lines above).");
+    }
+    Ok(errors == 0)
+}
+
+/// The `direct` p50 at the same concurrency, when measured.
+fn direct_p50(all: &[Measurement], of: &Measurement) -> Option<Duration> {
+    find(all, Scenario::Direct, of.clients).and_then(|m| m.percentile(0.5))
+}
+
+/// The measurement of `scenario` at `clients`, when there is one.
+fn find(all: &[Measurement], scenario: Scenario, clients: usize) -> Option<&Measurement> {
+    all.iter()
+        .find(|m| m.scenario == scenario.label() && m.clients == clients)
+}
+
+/// The goals of issue 6, per concurrency, from what was measured.
+fn print_goals(all: &[Measurement]) {
+    let mut concurrencies: Vec<usize> = all.iter().map(|m| m.clients).collect();
+    concurrencies.dedup();
+    let verdict = |met: bool| if met { "met" } else { "MISSED" };
+    for clients in concurrencies {
+        let direct = find(all, Scenario::Direct, clients).and_then(|m| m.percentile(0.5));
+        let list = find(all, Scenario::List, clients).and_then(|m| m.percentile(0.5));
+        if let Some(max_age) = find(all, Scenario::MaxAge, clients) {
+            if let Some(overhead) = difference_us(max_age.percentile(0.5), direct) {
+                println!(
+                    "- {clients} clients, max-age: overhead at p50 {overhead:.1} µs (goal ≤ {GOAL_OVERHEAD_US} µs): {}",
+                    verdict(overhead <= GOAL_OVERHEAD_US)
+                );
+            }
+        }
+        if let Some(per_call) = find(all, Scenario::PerCall, clients) {
+            if let (Some(overhead), Some(list)) =
+                (difference_us(per_call.percentile(0.5), direct), list)
+            {
+                let bound = list.as_secs_f64() * 1e6 + GOAL_OVERHEAD_US;
+                println!(
+                    "- {clients} clients, per-call: overhead at p50 {overhead:.1} µs (goal ≤ tools/list p50 {} + {GOAL_OVERHEAD_US} = {bound:.1} µs): {}",
+                    micros(Some(list)),
+                    verdict(overhead <= bound)
+                );
+            }
+        }
+        for scenario in [Scenario::MaxAge, Scenario::PerCall] {
+            if let Some(m) = find(all, scenario, clients) {
+                println!(
+                    "- {clients} clients, {}: {:.0} calls/s (goal ≥ {GOAL_CALLS_PER_SECOND}): {}",
+                    scenario.label(),
+                    m.throughput(),
+                    verdict(m.throughput() >= GOAL_CALLS_PER_SECOND)
+                );
+            }
+        }
+    }
+}
+
+fn main() {
+    let args = Args::parse();
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    if let Some(threads) = args.threads {
+        builder.worker_threads(threads.max(1));
+    }
+    let runtime = match builder.enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("load: cannot start the tokio runtime: {error}");
+            std::process::exit(2);
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(error) => {
+            eprintln!("load: {error}");
+            std::process::exit(2);
+        }
+    }
+}

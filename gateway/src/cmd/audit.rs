@@ -1,0 +1,182 @@
+//! `toolgate audit verify`: checks the hash chain of an audit log (DESIGN.md §5, "Audit").
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use catalog_store::{Catalog, CatalogLoadError};
+use jcs_digest::Digest;
+use serde_json::{Value, json};
+use toolgate::audit::{BrokenEntry, ChainProblem, ChainSummary, VerifyError, verify_file};
+
+use crate::outcome::{Failure, Verdict, stdout_error};
+
+/// `toolgate audit`
+#[derive(Debug, clap::Args)]
+pub(crate) struct AuditArgs {
+    #[command(subcommand)]
+    pub(crate) command: AuditCommand,
+}
+
+/// The `toolgate audit` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub(crate) enum AuditCommand {
+    /// Check an audit log's hash chain. Exit 0 when every entry verifies, 1 naming the first
+    /// entry that was edited, removed, reordered or cut, 2 when the log cannot be read.
+    Verify(VerifyArgs),
+}
+
+/// `toolgate audit verify`
+#[derive(Debug, clap::Args)]
+pub(crate) struct VerifyArgs {
+    /// The audit log, as `toolgate serve --audit FILE` writes it (JSON Lines).
+    #[arg(value_name = "FILE")]
+    pub(crate) file: PathBuf,
+    /// Also check that the log was started with this catalog: the first entry's `prev` must be
+    /// the catalog's measurement.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) catalog: Option<PathBuf>,
+    /// Print one JSON object instead of lines.
+    #[arg(long)]
+    pub(crate) json: bool,
+}
+
+pub(crate) fn run(args: &AuditArgs) -> Result<Verdict, Failure> {
+    match &args.command {
+        AuditCommand::Verify(verify) => run_verify(verify),
+    }
+}
+
+fn run_verify(args: &VerifyArgs) -> Result<Verdict, Failure> {
+    let catalog = match &args.catalog {
+        None => None,
+        Some(path) => Some(Catalog::load(path).map_err(|error| match error {
+            CatalogLoadError::Read { .. } => Failure::Usage(format!("--catalog: {error}")),
+            invalid => Failure::Invalid(format!("--catalog: {invalid}")),
+        })?),
+    };
+    let measurement = catalog
+        .as_ref()
+        .map(|catalog| catalog.measurement().digest());
+    let file = args.file.display().to_string();
+    let (text, verdict) = match verify_file(&args.file, measurement.as_ref()) {
+        Ok(summary) => {
+            let text = if args.json {
+                render_summary_json(&file, &summary, measurement.as_ref())
+            } else {
+                render_summary_text(&file, &summary, measurement.as_ref())
+            };
+            (text, Verdict::Pass)
+        }
+        Err(VerifyError::Broken(entry)) => {
+            let text = if args.json {
+                render_broken_json(&file, &entry)
+            } else {
+                render_broken_text(&file, &entry)
+            };
+            (text, Verdict::Fail)
+        }
+        Err(error) => return Err(Failure::Usage(error.to_string())),
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
+    stdout.flush().map_err(stdout_error)?;
+    Ok(verdict)
+}
+
+fn render_summary_text(file: &str, summary: &ChainSummary, catalog: Option<&Digest>) -> String {
+    let mut out = format!("audit log verified: {file}\n");
+    let (Some(first_prev), Some(last_hash)) = (summary.first_prev(), summary.last_hash()) else {
+        out.push_str("entries     0 (an empty log)\n");
+        return out;
+    };
+    out.push_str(&format!(
+        "entries     {} (seq 0 to {})\n",
+        summary.entries(),
+        summary.entries() - 1
+    ));
+    let origin = if catalog.is_some() {
+        "the measurement of --catalog"
+    } else {
+        "the catalog measurement"
+    };
+    out.push_str(&format!("first prev  {first_prev} ({origin})\n"));
+    out.push_str(&format!("last hash   {last_hash}\n"));
+    let decisions: Vec<String> = summary
+        .decisions()
+        .iter()
+        .map(|(decision, count)| format!("{decision} {count}"))
+        .collect();
+    let decisions = if decisions.is_empty() {
+        "none".to_owned()
+    } else {
+        decisions.join(", ")
+    };
+    out.push_str(&format!("decisions   {decisions}\n"));
+    for start in summary.starts() {
+        out.push_str(&format!(
+            "started     seq {} (line {}) with catalog {}\n",
+            start.seq, start.line, start.catalog
+        ));
+    }
+    out
+}
+
+fn render_summary_json(file: &str, summary: &ChainSummary, catalog: Option<&Digest>) -> String {
+    let text =
+        |digest: Option<Digest>| digest.map_or(Value::Null, |digest| digest.to_string().into());
+    let decisions: serde_json::Map<String, Value> = summary
+        .decisions()
+        .iter()
+        .map(|(decision, count)| (decision.to_string(), (*count).into()))
+        .collect();
+    let starts: Vec<Value> = summary
+        .starts()
+        .iter()
+        .map(|start| json!({"line": start.line, "seq": start.seq, "catalog": start.catalog.to_string()}))
+        .collect();
+    let object = json!({
+        "file": file,
+        "verified": true,
+        "entries": summary.entries(),
+        "first_prev": text(summary.first_prev()),
+        "last_hash": text(summary.last_hash()),
+        "catalog": text(catalog.copied()),
+        "decisions": decisions,
+        "starts": starts,
+    });
+    format!("{object}\n")
+}
+
+fn render_broken_text(file: &str, entry: &BrokenEntry) -> String {
+    let before = entry.line - 1;
+    let plural = if before == 1 { "y" } else { "ies" };
+    format!(
+        "audit log broken: {file}\n{entry}\nthe {before} entr{plural} before line {} verify (bytes 0 to {})\n",
+        entry.line, entry.offset
+    )
+}
+
+fn render_broken_json(file: &str, entry: &BrokenEntry) -> String {
+    let mut broken = json!({
+        "line": entry.line,
+        "seq": entry.seq,
+        "offset": entry.offset,
+        "problem": entry.problem.code(),
+        "message": entry.problem.to_string(),
+    });
+    let (expected, found) = match &entry.problem {
+        ChainProblem::HashMismatch { expected, found }
+        | ChainProblem::PrevMismatch { expected, found }
+        | ChainProblem::FirstPrevNotCatalog { expected, found } => {
+            (expected.to_string().into(), found.to_string().into())
+        }
+        ChainProblem::SeqMismatch { expected, found } => ((*expected).into(), (*found).into()),
+        _ => (Value::Null, Value::Null),
+    };
+    broken["expected"] = expected;
+    broken["found"] = found;
+    format!(
+        "{}\n",
+        json!({"file": file, "verified": false, "broken": broken})
+    )
+}

@@ -1,0 +1,365 @@
+//! `toolgate serve`: the pinning gateway, over HTTP (optionally TLS) or stdio.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use catalog_store::{Catalog, CatalogLoadError};
+use rustls_pki_types::pem::PemObject;
+use rustls_pki_types::{CertificateDer, PrivateKeyDer};
+use server_identity::TrustBundles;
+use server_identity::rustls::RootCertStore;
+use toolgate::audit::AuditLog;
+use toolgate::definition_check::Freshness;
+use toolgate::router::{Router, RouterOptions};
+use toolgate::server::{Gateway, ServerOptions};
+use toolgate::upstream::UpstreamOptions;
+
+use crate::outcome::{Failure, Verdict};
+
+/// The system trust bundle read when no `--ca` is given.
+const SYSTEM_BUNDLE: &str = "/etc/ssl/certs/ca-certificates.crt";
+
+/// `toolgate serve`
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeArgs {
+    /// Boxed, so that the `Command` enum stays small (clippy `large_enum_variant`).
+    #[command(flatten)]
+    pub(crate) options: Box<ServeOptionArgs>,
+}
+
+/// The options of `toolgate serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ServeOptionArgs {
+    /// The catalog file (JSON); the gateway refuses to start when it does not load.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) catalog: PathBuf,
+    /// Address to listen on for MCP Streamable HTTP (POST /mcp).
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1:8080",
+        conflicts_with = "stdio"
+    )]
+    pub(crate) listen: SocketAddr,
+    /// The audit log (JSON Lines, hash-chained); appended to when it exists.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) audit: PathBuf,
+    /// Serve one client on standard input and output (newline-delimited JSON-RPC) instead of
+    /// HTTP; logs go to standard error.
+    #[arg(long)]
+    pub(crate) stdio: bool,
+    /// PEM trust roots for `tls_trust: webpki` upstreams (repeatable); default: the system
+    /// bundle.
+    #[arg(long = "ca", value_name = "FILE")]
+    pub(crate) ca: Vec<PathBuf>,
+    /// SPIFFE X.509 bundle of a trust domain, PEM or SPIFFE bundle JSON (repeatable).
+    #[arg(long = "spiffe-bundle", value_name = "DOMAIN=FILE")]
+    pub(crate) spiffe_bundle: Vec<String>,
+    /// `per-call` (default: a fresh tools/list for every call) or `max-age=DURATION` (such as
+    /// `max-age=30s`), invalidated by notifications/tools/list_changed and reconnects.
+    #[arg(long, value_name = "MODE", default_value = "per-call")]
+    pub(crate) definition_check: String,
+    /// How long an upstream may take to answer one request (`500ms`, `30s`, `2m`).
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub(crate) upstream_timeout: String,
+    /// How long connecting to an upstream (TCP and TLS) may take.
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub(crate) connect_timeout: String,
+    /// The largest request body a client may send (larger: HTTP 413).
+    #[arg(long, value_name = "BYTES", default_value_t = toolgate::server::DEFAULT_MAX_REQUEST_BYTES)]
+    pub(crate) max_request_bytes: usize,
+    /// The largest response, from an upstream or to a client.
+    #[arg(long, value_name = "BYTES", default_value_t = toolgate::server::DEFAULT_MAX_RESPONSE_BYTES)]
+    pub(crate) max_response_bytes: usize,
+    /// Tools per tools/list page.
+    #[arg(long, value_name = "N", default_value_t = toolgate::server::DEFAULT_PAGE_SIZE)]
+    pub(crate) page_size: usize,
+    /// Another Host value to accept: NAME (any port) or NAME:PORT (repeatable). Loopback names
+    /// and the listen address are always accepted.
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    pub(crate) allowed_host: Vec<String>,
+    /// Another Origin to accept, such as `https://app.example` (repeatable).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    pub(crate) allowed_origin: Vec<String>,
+    /// Serve HTTPS with this certificate chain (PEM); needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    pub(crate) tls_cert: Option<PathBuf>,
+    /// The private key (PEM) of --tls-cert.
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    pub(crate) tls_key: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: &ServeArgs) -> Result<Verdict, Failure> {
+    let args: &ServeOptionArgs = &args.options;
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| Failure::io("cannot start the async runtime", error))?;
+    let verdict = runtime.block_on(serve(args));
+    // A blocking read of stdin cannot be cancelled; do not wait for it forever.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    verdict
+}
+
+/// `tracing` to standard error, filtered by `RUST_LOG` (default `info`).
+pub(crate) fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .try_init();
+}
+
+async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
+    // Every option first (usage errors, exit 2), then the catalog (an invalid one is exit 1):
+    // an operator fixing a catalog should not discover a bad option only afterwards.
+    let freshness = parse_freshness(&args.definition_check)?;
+    let upstream = UpstreamOptions {
+        request_timeout: parse_duration("--upstream-timeout", &args.upstream_timeout)?,
+        connect_timeout: parse_duration("--connect-timeout", &args.connect_timeout)?,
+        max_response_bytes: args.max_response_bytes,
+        ..UpstreamOptions::default()
+    };
+    let mut router_options = RouterOptions::new(Arc::new(trust_roots(&args.ca)?));
+    router_options.bundles = spiffe_bundles(&args.spiffe_bundle)?;
+    router_options.upstream = upstream;
+    router_options.freshness = freshness;
+    let catalog = Catalog::load(&args.catalog).map_err(|error| match error {
+        CatalogLoadError::Invalid { .. } => Failure::Invalid(error.to_string()),
+        other => Failure::Usage(other.to_string()),
+    })?;
+
+    let mut server_options = ServerOptions::for_listen_address(args.listen);
+    server_options
+        .max_request_bytes(args.max_request_bytes)
+        .max_response_bytes(args.max_response_bytes)
+        .page_size(args.page_size);
+    for host in &args.allowed_host {
+        server_options
+            .allow_host(host)
+            .map_err(|error| Failure::Usage(error.to_string()))?;
+    }
+    for origin in &args.allowed_origin {
+        server_options
+            .allow_origin(origin)
+            .map_err(|error| Failure::Usage(error.to_string()))?;
+    }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(server_tls(cert, key)?),
+        _ => None,
+    };
+
+    let measurement = catalog.measurement().digest();
+    let audit = AuditLog::open(&args.audit, &measurement)
+        .map_err(|error| Failure::Usage(error.to_string()))?;
+    let audit = Arc::new(audit);
+    let tools = catalog.entries().len();
+    let upstreams = catalog.servers().len();
+    let router = Router::new(catalog, router_options, audit.clone())
+        .map_err(|error| Failure::Usage(error.to_string()))?;
+    let gateway = Gateway::new(Arc::new(router), server_options);
+
+    let served = if args.stdio {
+        tracing::info!(tools, upstreams, catalog = %measurement, "serving MCP on stdio");
+        gateway
+            .serve_stdio(tokio::io::stdin(), tokio::io::stdout(), shutdown_signal())
+            .await
+    } else {
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .map_err(|error| Failure::io(format!("cannot listen on {}", args.listen), error))?;
+        if !args.listen.ip().is_loopback() && args.allowed_host.is_empty() {
+            tracing::warn!(
+                "listening on {} but only loopback names and that address are allowed as Host; \
+                 add the names clients use with --allowed-host",
+                args.listen
+            );
+        }
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let address = listener.local_addr().unwrap_or(args.listen);
+        tracing::info!(tools, upstreams, catalog = %measurement, "serving MCP on {scheme}://{address}/mcp");
+        gateway.serve_http(listener, tls, shutdown_signal()).await
+    };
+    audit.shutdown().await;
+    tracing::info!(
+        entries = audit.entries_written(),
+        audit = %args.audit.display(),
+        "stopped; the audit log is flushed (keep its last hash elsewhere to detect truncation: \
+         `toolgate audit verify` prints it)"
+    );
+    served.map_err(|error| Failure::io("serving failed", error))?;
+    Ok(Verdict::Pass)
+}
+
+/// Completes on SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut terminate) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = terminate.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    tracing::info!("shutting down: finishing calls in flight");
+}
+
+/// `per-call` or `max-age=DURATION` ([`Freshness`]'s syntax).
+pub(crate) fn parse_freshness(text: &str) -> Result<Freshness, Failure> {
+    text.parse::<Freshness>()
+        .map_err(|error| Failure::Usage(format!("--definition-check: {error}")))
+}
+
+/// `250ms`, `30s`, `5m`, `1h` (a whole number and a unit).
+pub(crate) fn parse_duration(option: &str, text: &str) -> Result<Duration, Failure> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let value: u64 = digits.parse().map_err(|_| invalid_duration(option, text))?;
+    let duration = match unit {
+        "ms" => Duration::from_millis(value),
+        "s" => Duration::from_secs(value),
+        "m" => Duration::from_secs(value.saturating_mul(60)),
+        "h" => Duration::from_secs(value.saturating_mul(3600)),
+        _ => return Err(invalid_duration(option, text)),
+    };
+    if duration.is_zero() {
+        return Err(invalid_duration(option, text));
+    }
+    Ok(duration)
+}
+
+fn invalid_duration(option: &str, text: &str) -> Failure {
+    Failure::Usage(format!(
+        "{option} {text:?} is not a duration: write a positive whole number and a unit, such as 250ms, 30s, 5m or 1h"
+    ))
+}
+
+/// The `--ca` files, or the system bundle when none is given.
+fn trust_roots(files: &[PathBuf]) -> Result<RootCertStore, Failure> {
+    if files.is_empty() {
+        let mut roots = RootCertStore::empty();
+        match std::fs::read(SYSTEM_BUNDLE) {
+            Ok(pem) => {
+                let certificates = CertificateDer::pem_slice_iter(&pem).filter_map(Result::ok);
+                let (added, ignored) = roots.add_parsable_certificates(certificates);
+                tracing::debug!(added, ignored, "trust roots from {SYSTEM_BUNDLE}");
+            }
+            Err(error) => tracing::warn!(
+                "no --ca given and {SYSTEM_BUNDLE} is unreadable ({error}): tls_trust webpki upstreams will be refused"
+            ),
+        }
+        return Ok(roots);
+    }
+    let mut roots = RootCertStore::empty();
+    for file in files {
+        let pem = read(file, "--ca")?;
+        let store = server_identity::roots_from_pem(&pem)
+            .map_err(|error| Failure::Usage(format!("--ca {}: {error}", file.display())))?;
+        roots.roots.extend(store.roots);
+    }
+    Ok(roots)
+}
+
+/// `DOMAIN=FILE` pairs: PEM, or SPIFFE bundle JSON when the file name ends in `.json`.
+fn spiffe_bundles(pairs: &[String]) -> Result<TrustBundles, Failure> {
+    let mut bundles = TrustBundles::new();
+    for pair in pairs {
+        let Some((domain, file)) = pair.split_once('=') else {
+            return Err(Failure::Usage(format!(
+                "--spiffe-bundle {pair:?}: write TRUST_DOMAIN=FILE, such as corp.example=bundle.pem"
+            )));
+        };
+        let path = Path::new(file);
+        let bytes = read(path, "--spiffe-bundle")?;
+        let added = if file.ends_with(".json") {
+            bundles.add_spiffe_json(domain, &bytes)
+        } else {
+            bundles.add_pem(domain, &bytes)
+        };
+        added.map_err(|error| Failure::Usage(format!("--spiffe-bundle {pair}: {error}")))?;
+    }
+    Ok(bundles)
+}
+
+fn read(path: &Path, option: &str) -> Result<Vec<u8>, Failure> {
+    std::fs::read(path).map_err(|error| {
+        Failure::io(
+            format!(
+                "{option} {}: cannot read the file (check the path and its permissions)",
+                path.display()
+            ),
+            error,
+        )
+    })
+}
+
+/// A TLS server configuration for the listener (HTTP/2 and HTTP/1.1 by ALPN).
+fn server_tls(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, Failure> {
+    let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+        .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
+        .map_err(|error| Failure::Usage(format!("--tls-cert {}: {error}", cert.display())))?;
+    if chain.is_empty() {
+        return Err(Failure::Usage(format!(
+            "--tls-cert {}: no CERTIFICATE in the file",
+            cert.display()
+        )));
+    }
+    let key = PrivateKeyDer::from_pem_file(key)
+        .map_err(|error| Failure::Usage(format!("--tls-key {}: {error}", key.display())))?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|error| Failure::Usage(format!("TLS: {error}")))?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(|error| Failure::Usage(format!("--tls-cert/--tls-key: {error}")))?;
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(Arc::new(config))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_and_freshness_modes_parse() {
+        assert_eq!(
+            parse_duration("x", "250ms").ok(),
+            Some(Duration::from_millis(250))
+        );
+        assert_eq!(
+            parse_duration("x", "2m").ok(),
+            Some(Duration::from_secs(120))
+        );
+        assert!(parse_duration("x", "0s").is_err());
+        assert!(parse_duration("x", "5").is_err());
+        assert!(parse_duration("x", "s").is_err());
+        assert!(matches!(
+            parse_freshness("per-call"),
+            Ok(Freshness::PerCall)
+        ));
+        assert!(
+            matches!(parse_freshness("max-age=30s"), Ok(Freshness::MaxAge(d)) if d == Duration::from_secs(30))
+        );
+        assert!(parse_freshness("sometimes").is_err());
+    }
+}

@@ -1,0 +1,38 @@
+//! An MCP Streamable HTTP client for one pinned upstream (DESIGN.md §5 "Upstreams").
+//!
+//! Every TLS connection is verified by the pinning verifier of `server-identity` inside the
+//! handshake, so an impostor is refused before a single application byte is sent; connections
+//! are reused across calls. Both protocol generations are spoken: 2026-07-28 (`server/discover`,
+//! stateless requests) first, `initialize` with a session as the fallback.
+//!
+//! ```no_run
+//! # async fn example(tls: std::sync::Arc<rustls::ClientConfig>) -> Result<(), toolgate::upstream::UpstreamError> {
+//! use toolgate::upstream::{UpstreamClient, UpstreamOptions};
+//!
+//! let upstream = UpstreamClient::new("https://127.0.0.1:8443/mcp", tls, UpstreamOptions::default())?;
+//! let tools = upstream.list_tools().await?;
+//! let result = upstream
+//!     .call_tool("echo", Some(serde_json::json!({"text": "hi"})), None)
+//!     .await?;
+//! # let _ = (tools, result);
+//! # Ok(())
+//! # }
+//! ```
+
+mod client;
+mod connection;
+mod endpoint;
+mod error;
+mod identity;
+mod listener;
+mod names;
+mod options;
+mod transport;
+
+pub use self::client::UpstreamClient;
+pub use self::error::{
+    REASON_IDENTITY_MISMATCH, REASON_UPSTREAM_ERROR, REASON_UPSTREAM_UNAVAILABLE, TimeoutPhase,
+    UpstreamError,
+};
+pub use self::identity::ObservedIdentity;
+pub use self::options::UpstreamOptions;

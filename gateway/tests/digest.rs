@@ -1,0 +1,166 @@
+use crate::util::{material, temp_file, toolgate, toolgate_with_stdin};
+
+// Expected values computed independently by bench/py_digest.py (Python, rfc8785 0.1.4):
+//   python3 bench/py_digest.py ../shared/catalogs/deepwiki-tools-list.json
+const DEEPWIKI_JSON: &str = concat!(
+    r#"{"label":"trace.mcp-tool-definition.v1","tools":{"#,
+    r#""tool:ask_wiki_question":"sha256:7b433df44e34a9356d6481fc370283840a598c47b879d0f663952e91d8b3e729","#,
+    r#""tool:read_wiki_contents":"sha256:60d4ddd7838f28963920e8687ef644096fb38e8602cb25b8a53149fe87fc72d5","#,
+    r#""tool:read_wiki_structure":"sha256:9b1330cf1cf19a6b003fc093dc0d92bdea53a47de4cf4efd17b7a0add7945c50"},"#,
+    r#""catalog":"sha256:b3d3955a3da0c0eb95a263ac53e4df2efcb0634193b7cbee92337144f4146cbd"}"#,
+    "\n"
+);
+
+#[test]
+fn json_output_matches_the_python_reference() {
+    let run = toolgate(&[
+        "digest",
+        "--json",
+        &material("catalogs/deepwiki-tools-list.json"),
+    ]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert_eq!(run.stdout, DEEPWIKI_JSON);
+}
+
+#[test]
+fn agentavow_label_is_selectable_by_name() {
+    // Same Python script with LABEL = "agentavow.mcp-tool-definition.v1".
+    let run = toolgate(&[
+        "digest",
+        "--json",
+        "--label",
+        "agentavow.mcp-tool-definition.v1",
+        &material("catalogs/deepwiki-tools-list.json"),
+    ]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    let out: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["label"], "agentavow.mcp-tool-definition.v1");
+    assert_eq!(
+        out["tools"]["tool:ask_wiki_question"],
+        "sha256:171a53c9725874258b0b1125bc1d1c517e1b02f91a236096a37f53cc3a763dc9"
+    );
+    assert_eq!(
+        out["catalog"],
+        "sha256:9d4a7d42e2b6c025099570b6dfff977f9e58ea3fce98f727c58454e936025e84"
+    );
+}
+
+#[test]
+fn text_output_lists_each_key_then_the_catalog() {
+    let run = toolgate(&["digest", &material("catalogs/deepwiki-tools-list.json")]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        "sha256:7b433df44e34a9356d6481fc370283840a598c47b879d0f663952e91d8b3e729  tool:ask_wiki_question\n\
+         sha256:60d4ddd7838f28963920e8687ef644096fb38e8602cb25b8a53149fe87fc72d5  tool:read_wiki_contents\n\
+         sha256:9b1330cf1cf19a6b003fc093dc0d92bdea53a47de4cf4efd17b7a0add7945c50  tool:read_wiki_structure\n\
+         sha256:b3d3955a3da0c0eb95a263ac53e4df2efcb0634193b7cbee92337144f4146cbd  catalog (3 keys, label trace.mcp-tool-definition.v1)\n"
+    );
+}
+
+#[test]
+fn the_three_document_shapes_and_stdin_give_one_digest() {
+    let tools = std::fs::read_to_string(material("catalogs/deepwiki-tools-list.json")).unwrap();
+    let result = format!(r#"{{"tools": {tools}, "nextCursor": null}}"#);
+    let response = format!(r#"{{"jsonrpc": "2.0", "id": 7, "result": {{"tools": {tools}}}}}"#);
+    for (name, bytes) in [("result.json", result), ("response.json", response)] {
+        let path = temp_file(name, bytes.as_bytes());
+        let run = toolgate(&["digest", "--json", &path]);
+        assert_eq!(
+            (run.code, run.stdout.as_str()),
+            (0, DEEPWIKI_JSON),
+            "{name}: {}",
+            run.stderr
+        );
+    }
+    let run = toolgate_with_stdin(&["digest", "--json", "-"], tools.as_bytes());
+    assert_eq!(
+        (run.code, run.stdout.as_str()),
+        (0, DEEPWIKI_JSON),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_duplicate_member_is_an_invalid_document_exit_1() {
+    let path = temp_file("dup.json", br#"[{"name": "a", "name": "b"}]"#);
+    let run = toolgate(&["digest", &path]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "toolgate: {path}: the tools/list document is not strict JSON: duplicate member name \"name\" \
+             in the object at JSON Pointer \"/0\" at line 1 column 16 (byte 15): a member name may appear \
+             once per object; remove or rename one of them\n"
+        )
+    );
+}
+
+#[test]
+fn a_tool_without_a_digest_is_named_exit_1() {
+    let path = temp_file(
+        "bad-name.json",
+        br#"[{"name": "ok"}, {"name": 42, "description": "x"}]"#,
+    );
+    let run = toolgate(&["digest", "--json", &path]);
+    assert_eq!(run.code, 1);
+    assert_eq!(run.stdout, "");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "toolgate: {path}: the catalog has no digest because 1 tool has none; fix or remove them and digest again:\n  \
+             tool #1 (no key) has no digest: its \"name\" is a number, not a string; a tool name must be a string \
+             (absent, null or \"\" is keyed tool:unnamed)\n"
+        )
+    );
+}
+
+#[test]
+fn a_missing_file_is_an_io_error_exit_2() {
+    let run = toolgate(&["digest", "/nonexistent/tools.json"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "toolgate: cannot read /nonexistent/tools.json (check the path and its permissions): \
+         No such file or directory (os error 2)\n"
+    );
+}
+
+#[test]
+fn an_unknown_label_is_a_usage_error_exit_2() {
+    let run = toolgate(&[
+        "digest",
+        "--label",
+        "sha1",
+        &material("catalogs/deepwiki-tools-list.json"),
+    ]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.starts_with("toolgate: --label: "),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("trace.mcp-tool-definition.v1"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("agentavow.mcp-tool-definition.v1"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_missing_argument_is_a_usage_error_exit_2() {
+    let run = toolgate(&["digest"]);
+    assert_eq!(run.code, 2);
+    assert!(
+        run.stderr.contains("Usage: toolgate digest"),
+        "{}",
+        run.stderr
+    );
+}

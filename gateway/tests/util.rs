@@ -1,0 +1,68 @@
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// What one run of `toolgate` produced.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Runs `toolgate ARGS` with `stdin` on its standard input.
+pub fn toolgate_with_stdin(args: &[&str], stdin: &[u8]) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let out = child.wait_with_output().unwrap();
+    Run {
+        code: out.status.code().unwrap(),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+pub fn toolgate(args: &[&str]) -> Run {
+    toolgate_with_stdin(args, b"")
+}
+
+/// A file of the committed test material in `corpus/`, with a clear failure when it is missing.
+pub fn material(relative: &str) -> String {
+    let path = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../corpus")).join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing: these tests read the test material committed under corpus/",
+        path.display()
+    );
+    path.to_str().unwrap().to_owned()
+}
+
+/// Writes `bytes` to a fresh file under cargo's per-test temporary directory.
+pub fn temp_file(name: &str, bytes: &[u8]) -> String {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("toolgate-cli");
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+/// The deepwiki catalog with one sentence appended to `ask_wiki_question`'s description.
+pub fn drifted_deepwiki() -> String {
+    let bytes = std::fs::read(material("catalogs/deepwiki-tools-list.json")).unwrap();
+    let mut tools: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    for tool in tools.as_array_mut().unwrap() {
+        if tool["name"] == "ask_wiki_question" {
+            let description = tool["description"].as_str().unwrap().to_owned();
+            tool["description"] = format!("{description} It answers in English.").into();
+        }
+    }
+    temp_file(
+        "deepwiki-drifted.json",
+        serde_json::to_string_pretty(&tools).unwrap().as_bytes(),
+    )
+}
