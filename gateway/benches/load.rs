@@ -47,12 +47,13 @@ use server_identity::rustls::RootCertStore;
 use server_identity::{ServerAnchors, TlsTrust, TrustBundles, client_config};
 use toolgate::audit::{AuditLog, verify_file};
 use toolgate::definition_check::Freshness;
-use toolgate::demo::{observe_tools, pinned_entry};
-use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig, RunningUpstream};
 use toolgate::mcp::methods;
 use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
+use toolgate::upstream::observe_tools;
 use toolgate::upstream::{UpstreamClient, UpstreamOptions};
+use toolgate_testkit::pinned_entry;
+use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig, RunningUpstream};
 
 use self::client::{Connection, ECHO_TEXT, Exchange, Target};
 use self::report::{

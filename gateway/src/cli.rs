@@ -6,7 +6,9 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::cmd::audit::AuditArgs;
 use crate::cmd::catalog::CatalogArgs;
+#[cfg(feature = "demo")]
 use crate::cmd::demo::DemoArgs;
+#[cfg(feature = "demo")]
 use crate::cmd::demo_upstream::DemoUpstreamArgs;
 use crate::cmd::identity::IdentityArgs;
 use crate::cmd::serve::ServeArgs;
@@ -38,9 +40,11 @@ pub(crate) enum Command {
     /// Check the audit log's hash chain.
     Audit(AuditArgs),
     /// One command, no setup: an allowed call, a rug-pull and an impostor, refused and audited.
+    #[cfg(feature = "demo")]
     Demo(DemoArgs),
     /// Run the demo upstream (an MCP server over TLS with a generated certificate) as a process,
     /// for trying the gateway and for interop tests; prints its URL and fingerprints as JSON.
+    #[cfg(feature = "demo")]
     DemoUpstream(DemoUpstreamArgs),
 }
 

@@ -5,20 +5,23 @@
 //! crates. The pieces: [`upstream`] speaks MCP Streamable HTTP to a pinned upstream;
 //! [`definition_check`] compares live definitions with approved digests; [`audit`] keeps the
 //! hash-chained decision log; [`router`] runs the `tools/call` steps in order; [`server`] serves
-//! MCP clients over HTTP and stdio; [`demo`] and [`demo_upstream`] make the one-command demo.
+//! MCP clients over HTTP and stdio; [`mcp`] is the wire vocabulary (the `toolgate-mcp` crate).
 //!
 //! # Example
 //!
 //! Pin a running upstream's key and one tool's definition in a catalog, serve the gateway, call
-//! the tool, then change its description upstream (a rug-pull): the next call is denied.
+//! the tool, then change its description upstream (a rug-pull): the next call is denied. The
+//! upstream and the client are the test harness of the `toolgate-testkit` crate (a
+//! dev-dependency here; not part of this library).
 //!
 //! ```
 //! use std::sync::Arc;
 //!
 //! use catalog_store::Catalog;
 //! use toolgate::audit::AuditLog;
-//! use toolgate::demo::{GatewayClient, observe_tools, pinned_entry};
-//! use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig};
+//! use toolgate::upstream::observe_tools;
+//! use toolgate_testkit::{GatewayClient, pinned_entry};
+//! use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig};
 //! use toolgate::mcp::ProtocolVersion;
 //! use toolgate::router::{Router, RouterOptions};
 //! use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
@@ -68,15 +71,19 @@
 //!
 //! The `toolgate` program wraps this as `toolgate serve` (see the repository README for its
 //! options and the denial codes) and `toolgate demo`.
+//!
+//! # Features
+//!
+//! - `demo` (default): the program's `demo` and `demo-upstream` subcommands, which run the
+//!   test upstream of `toolgate-testkit` (and so build rcgen). The library does not use it; turn
+//!   default features off to depend on the gateway alone.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 pub mod audit;
 pub mod definition_check;
-pub mod demo;
-pub mod demo_upstream;
-pub mod mcp;
+pub use toolgate_mcp as mcp;
 pub mod router;
 pub mod server;
 pub mod upstream;

@@ -1,7 +1,7 @@
 use std::path::PathBuf;
 
 use serde_json::Value;
-use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig};
+use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig};
 
 use crate::util::{temp_file, toolgate};
 

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use toolgate::audit::verify_file;
-use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig};
 use toolgate::mcp::ProtocolVersion;
+use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig};
 
 use crate::e2e_support::{Harness, ServeProcess, Setup, TOOLGATE, run, temp_dir, wait_bounded};
 

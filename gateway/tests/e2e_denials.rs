@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use serde_json::json;
 use toolgate::audit::arguments_digest;
-use toolgate::demo_upstream::{DemoIdentity, DemoUpstreamConfig, Fault, ResponseMode};
 use toolgate::mcp::ProtocolVersion;
+use toolgate_testkit::{DemoIdentity, DemoUpstreamConfig, Fault, ResponseMode};
 
 use crate::e2e_support::{Harness, Setup, call_entries, denial, run};
 

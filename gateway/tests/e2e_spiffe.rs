@@ -11,9 +11,9 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use server_identity::TrustBundles;
 use toolgate::audit::arguments_digest;
-use toolgate::demo::GatewayClient;
-use toolgate::demo_upstream::{DemoIdentity, DemoUpstreamConfig};
 use toolgate::mcp::ProtocolVersion;
+use toolgate_testkit::GatewayClient;
+use toolgate_testkit::{DemoIdentity, DemoUpstreamConfig};
 
 use crate::e2e_support::{
     Harness, ServeProcess, Setup, TOOLGATE, call_entries, denial, run, temp_dir, wait_bounded,
@@ -53,7 +53,7 @@ async fn start(
 ) -> Harness {
     let mut config = DemoUpstreamConfig::new();
     config.identity(presented.clone());
-    let upstream = toolgate::demo_upstream::DemoUpstream::start(&config)
+    let upstream = toolgate_testkit::DemoUpstream::start(&config)
         .await
         .unwrap();
     let mut setup = Setup::new();

@@ -13,12 +13,13 @@ use server_identity::TrustBundles;
 use server_identity::rustls::RootCertStore;
 use toolgate::audit::AuditLog;
 use toolgate::definition_check::Freshness;
-use toolgate::demo::{GatewayClient, observe_tools, pinned_entry};
-use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig, RunningUpstream};
 use toolgate::mcp::ProtocolVersion;
 use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
 use toolgate::upstream::UpstreamOptions;
+use toolgate::upstream::observe_tools;
+use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig, RunningUpstream};
+use toolgate_testkit::{GatewayClient, pinned_entry};
 
 /// Every async test runs inside this bound, so none can hang.
 pub const TEST_TIMEOUT: Duration = Duration::from_secs(90);

@@ -90,7 +90,8 @@ fn foreign_host_and_origin_are_forbidden() {
 fn stateless_headers_must_match_the_body() {
     run(async {
         let harness = Harness::start(Setup::new()).await;
-        let client = toolgate::demo::GatewayClient::new(&harness.url, ProtocolVersion::V2026_07_28);
+        let client =
+            toolgate_testkit::GatewayClient::new(&harness.url, ProtocolVersion::V2026_07_28);
         let call = stateless_request(
             "tools/call",
             json!({"name": "demo.echo", "arguments": {"text": "x"}}),
@@ -226,7 +227,7 @@ fn sessions_are_required_issued_and_ended() {
 
         // No session: 400. An unknown session: 404.
         let anonymous =
-            toolgate::demo::GatewayClient::new(&harness.url, ProtocolVersion::V2025_11_25);
+            toolgate_testkit::GatewayClient::new(&harness.url, ProtocolVersion::V2025_11_25);
         let exchange = anonymous
             .send(Method::POST, ping.clone(), &[])
             .await
@@ -265,7 +266,7 @@ fn initialize_negotiates_and_discover_describes() {
         let harness = Harness::start(Setup::new()).await;
         for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
             let mut client =
-                toolgate::demo::GatewayClient::new(&harness.url, version.parse().unwrap());
+                toolgate_testkit::GatewayClient::new(&harness.url, version.parse().unwrap());
             let result = client.connect().await.unwrap();
             assert_eq!(result["protocolVersion"], version);
             assert_eq!(
@@ -275,7 +276,7 @@ fn initialize_negotiates_and_discover_describes() {
             assert_eq!(result["serverInfo"]["name"], "toolgate");
         }
         let mut modern =
-            toolgate::demo::GatewayClient::new(&harness.url, ProtocolVersion::V2026_07_28);
+            toolgate_testkit::GatewayClient::new(&harness.url, ProtocolVersion::V2026_07_28);
         let discovered = modern.connect().await.unwrap();
         assert_eq!(discovered["supportedVersions"], json!(["2026-07-28"]));
         assert_eq!(discovered["resultType"], "complete");

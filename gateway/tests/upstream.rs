@@ -9,12 +9,12 @@ use serde_json::{Value, json};
 use server_identity::{
     Fingerprint, IdentityError, RotationMode, ServerAnchors, TlsTrust, TrustBundles, client_config,
 };
-use toolgate::demo_upstream::{
+use toolgate::mcp::{Generation, ProtocolVersion};
+use toolgate::upstream::{TimeoutPhase, UpstreamClient, UpstreamError, UpstreamOptions};
+use toolgate_testkit::{
     DemoIdentity, DemoUpstream, DemoUpstreamConfig, DiscoverRefusal, Fault, ResponseMode,
     RunningUpstream,
 };
-use toolgate::mcp::{Generation, ProtocolVersion};
-use toolgate::upstream::{TimeoutPhase, UpstreamClient, UpstreamError, UpstreamOptions};
 
 /// Every test is bounded: a hang is a failure, never a stuck CI run.
 const TEST_TIMEOUT: Duration = Duration::from_secs(30);

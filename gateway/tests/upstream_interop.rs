@@ -22,9 +22,9 @@ use serde_json::{Value, json};
 use server_identity::{
     Fingerprint, IdentityError, RotationMode, ServerAnchors, TlsTrust, TrustBundles, client_config,
 };
-use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig, DiscoverRefusal, ResponseMode};
 use toolgate::mcp::{Generation, ProtocolVersion};
 use toolgate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
+use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig, DiscoverRefusal, ResponseMode};
 
 const TEST_TIMEOUT: Duration = Duration::from_secs(60);
 const NEEDS_PEER: &str = "needs the FastMCP peer; run by interop/run.sh";

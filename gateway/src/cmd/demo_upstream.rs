@@ -1,11 +1,11 @@
-//! `toolgate demo-upstream`: the demo upstream (`toolgate::demo_upstream`) as a process, for
+//! `toolgate demo-upstream`: the demo upstream (`toolgate_testkit::DemoUpstream`) as a process, for
 //! interop checks with third-party clients and for load tests. A demo and test server, not a
 //! production one: it listens on 127.0.0.1 only, with a certificate generated at start.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig, DiscoverRefusal, ResponseMode};
+use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig, DiscoverRefusal, ResponseMode};
 
 use crate::outcome::{Failure, Verdict, stdout_error};
 

@@ -6,7 +6,9 @@ use crate::outcome::{Failure, Verdict};
 pub(crate) mod audit;
 pub(crate) mod catalog;
 mod common;
+#[cfg(feature = "demo")]
 pub(crate) mod demo;
+#[cfg(feature = "demo")]
 pub(crate) mod demo_upstream;
 mod diff;
 mod digest;
@@ -25,7 +27,9 @@ pub(crate) fn run(command: Command) -> Result<Verdict, Failure> {
         Command::Catalog(args) => catalog::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Audit(args) => audit::run(&args),
+        #[cfg(feature = "demo")]
         Command::Demo(args) => demo::run(&args),
+        #[cfg(feature = "demo")]
         Command::DemoUpstream(args) => demo_upstream::run(&args),
     }
 }

@@ -26,6 +26,7 @@ mod error;
 mod identity;
 mod listener;
 mod names;
+mod observe_tools;
 mod options;
 mod transport;
 
@@ -35,4 +36,5 @@ pub use self::error::{
     UpstreamError,
 };
 pub use self::identity::ObservedIdentity;
+pub use self::observe_tools::observe_tools;
 pub use self::options::UpstreamOptions;

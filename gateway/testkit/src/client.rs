@@ -12,7 +12,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::{Map, Value, json};
 
-use crate::mcp::{
+use toolgate_mcp::{
     ErrorObject, Generation, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
     Message, ProtocolVersion, ResponsePayload, encode_header_value, headers as mcp_headers,
     methods, name_bearing_param,

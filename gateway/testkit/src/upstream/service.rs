@@ -20,8 +20,8 @@ use super::tools;
 
 /// The 2026-07-28 method that opens a notification stream.
 const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
-use crate::mcp::{
-    self, ErrorObject, Generation, Message, ProtocolVersion, Request, RequestId, Response,
+use toolgate_mcp::{
+    self as mcp, ErrorObject, Generation, Message, ProtocolVersion, Request, RequestId, Response,
     error_codes,
 };
 

@@ -4,6 +4,8 @@ use std::io::Write;
 
 use crate::outcome::{Failure, Verdict, stdout_error};
 
+mod script;
+
 /// `toolgate demo`
 #[derive(Debug, clap::Args)]
 pub(crate) struct DemoArgs {}
@@ -17,9 +19,9 @@ pub(crate) fn run(args: &DemoArgs) -> Result<Verdict, Failure> {
         .map_err(|error| Failure::io("cannot start the async runtime", error))?;
     let mut out = std::io::stdout();
     let report = runtime
-        .block_on(toolgate::demo::run(&mut out))
+        .block_on(script::run(&mut out))
         .map_err(|error| match error {
-            toolgate::demo::DemoError::Output(source) => stdout_error(source),
+            script::DemoError::Output(source) => stdout_error(source),
             other => Failure::Usage(other.to_string()),
         })?;
     out.flush().map_err(stdout_error)?;

@@ -1,4 +1,4 @@
-//! Writing a catalog that pins a demo upstream: what an operator does by hand with
+//! Writing a catalog entry that pins a test upstream: what an operator does with
 //! `toolgate identity` and `toolgate digest`, done in code for the demo and the tests.
 
 use jcs_digest::{Profile, TOOL_DEFINITION_MEMBERS, ToolDigestError, tool_definition_digest};
@@ -51,42 +51,4 @@ pub fn pinned_entry(
         "added_at": "2026-01-01T00:00:00Z",
         "approved_by": "toolgate demo",
     }))
-}
-
-/// The tools the upstream at `url` serves now, read through a client that pins `spki` with
-/// `tls_trust: pin`: what an operator reviews before approving.
-///
-/// # Errors
-///
-/// [`crate::upstream::UpstreamError`] when the upstream cannot be listed (an
-/// [`crate::upstream::UpstreamError::Identity`] when it does not present `spki`).
-pub async fn observe_tools(
-    url: &str,
-    spki: &Fingerprint,
-) -> Result<Vec<Value>, crate::upstream::UpstreamError> {
-    use std::sync::Arc;
-
-    use server_identity::rustls::RootCertStore;
-    use server_identity::{ServerAnchors, TlsTrust, TrustBundles, client_config};
-
-    use crate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
-
-    let mut anchors = ServerAnchors::builder();
-    anchors.fingerprint(*spki).tls_trust(TlsTrust::Pin);
-    let invalid = |detail: String| UpstreamError::InvalidUrl {
-        url: url.to_owned(),
-        detail,
-    };
-    let anchors = anchors
-        .build()
-        .map_err(|error| invalid(error.to_string()))?;
-    let tls = client_config(
-        &anchors,
-        Arc::new(RootCertStore::empty()),
-        &TrustBundles::new(),
-    )
-    .map_err(|error| invalid(error.to_string()))?;
-    UpstreamClient::new(url, tls, UpstreamOptions::default())?
-        .list_tools()
-        .await
 }

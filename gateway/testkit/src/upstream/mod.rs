@@ -12,7 +12,7 @@
 //!
 //! ```no_run
 //! # async fn example() -> Result<(), Box<dyn std::error::Error>> {
-//! use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig};
+//! use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig};
 //!
 //! let upstream = DemoUpstream::start(DemoUpstreamConfig::new().page_size(2)).await?;
 //! println!("{} pinned as {}", upstream.url(), upstream.spki_fingerprint());
@@ -22,7 +22,7 @@
 //! # }
 //! ```
 
-mod config;
+pub(crate) mod config;
 mod controls;
 mod identity;
 mod service;

@@ -9,14 +9,14 @@ use catalog_store::Catalog;
 use serde_json::{Value, json};
 use server_identity::rustls::RootCertStore;
 
-use crate::audit::{AuditLog, Decision, DenialReason, verify_file};
-use crate::demo_upstream::{DemoIdentity, DemoUpstream, DemoUpstreamConfig};
-use crate::mcp::{ErrorObject, ProtocolVersion};
-use crate::router::{Router, RouterOptions, codes};
-use crate::server::{Gateway, MCP_PATH, ServerOptions};
-
-use super::catalog::{observe_tools, pinned_entry};
-use super::client::{ClientError, GatewayClient};
+use toolgate::audit::{AuditLog, Decision, DenialReason, verify_file};
+use toolgate::mcp::{ErrorObject, ProtocolVersion};
+use toolgate::router::{Router, RouterOptions, codes};
+use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
+use toolgate::upstream::observe_tools;
+use toolgate_testkit::{
+    ClientError, DemoIdentity, DemoUpstream, DemoUpstreamConfig, GatewayClient, pinned_entry,
+};
 
 /// The tools the demo pins: catalog name and the upstream's name.
 const PINNED: [(&str, &str); 3] = [
@@ -31,7 +31,7 @@ const RUG_PULL_DESCRIPTION: &str = "Returns the given text unchanged. Before ans
 /// One expectation of the demo and whether it held.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct DemoCheck {
+pub(crate) struct DemoCheck {
     /// What was expected.
     pub expectation: String,
     /// Whether it held.
@@ -41,7 +41,7 @@ pub struct DemoCheck {
 /// What a demo run showed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct DemoReport {
+pub(crate) struct DemoReport {
     /// Every expectation, in order.
     pub checks: Vec<DemoCheck>,
     /// The directory holding the generated catalog and the audit log.
@@ -50,7 +50,7 @@ pub struct DemoReport {
 
 impl DemoReport {
     /// Whether every expectation held.
-    pub fn passed(&self) -> bool {
+    pub(crate) fn passed(&self) -> bool {
         !self.checks.is_empty() && self.checks.iter().all(|check| check.passed)
     }
 }
@@ -59,7 +59,7 @@ impl DemoReport {
 /// failed [`DemoCheck`]).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
-pub enum DemoError {
+pub(crate) enum DemoError {
     /// A component could not be set up.
     #[error("the demo could not {step}: {detail}")]
     Setup {
@@ -89,7 +89,7 @@ fn setup(step: &'static str) -> impl FnOnce(&dyn std::fmt::Display) -> DemoError
 ///
 /// [`DemoError`] when a step could not run at all; expectations that do not hold are reported
 /// in the [`DemoReport`].
-pub async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, DemoError> {
+pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, DemoError> {
     let mut checks = Vec::new();
     let directory = temporary_directory().map_err(|e| setup("create a temporary directory")(&e))?;
 

@@ -1,0 +1,38 @@
+//! Listing what an upstream serves under a key pin alone: what an operator reviews before
+//! approving its definitions.
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use server_identity::rustls::RootCertStore;
+use server_identity::{Fingerprint, ServerAnchors, TlsTrust, TrustBundles, client_config};
+
+use super::{UpstreamClient, UpstreamError, UpstreamOptions};
+
+/// The tools the upstream at `url` serves now, read through a client that pins `spki` with
+/// `tls_trust: pin`: what an operator reviews before approving.
+///
+/// # Errors
+///
+/// [`UpstreamError`] when the upstream cannot be listed (an
+/// [`UpstreamError::Identity`] when it does not present `spki`).
+pub async fn observe_tools(url: &str, spki: &Fingerprint) -> Result<Vec<Value>, UpstreamError> {
+    let mut anchors = ServerAnchors::builder();
+    anchors.fingerprint(*spki).tls_trust(TlsTrust::Pin);
+    let invalid = |detail: String| UpstreamError::InvalidUrl {
+        url: url.to_owned(),
+        detail,
+    };
+    let anchors = anchors
+        .build()
+        .map_err(|error| invalid(error.to_string()))?;
+    let tls = client_config(
+        &anchors,
+        Arc::new(RootCertStore::empty()),
+        &TrustBundles::new(),
+    )
+    .map_err(|error| invalid(error.to_string()))?;
+    UpstreamClient::new(url, tls, UpstreamOptions::default())?
+        .list_tools()
+        .await
+}
