@@ -486,6 +486,93 @@ gateway_section() {
 }
 gateway_section
 
+# ---------------------------------------------------------------------------------------------
+# Two replicas behind a real load balancer (HAProxy from the distribution's packages): the
+# 2026-07-28 generation carries no session, so any replica may answer any request. One replica
+# is stopped mid-run; every answered call must be in one of the two audit logs, and both verify.
+
+replicas_section() {
+    local started_at=$SECONDS
+    if ! command -v haproxy >/dev/null 2>&1; then
+        failed=$((failed + 1)); log "FAIL haproxy is not installed (.ci/run installs it: apt-get install haproxy)"; return
+    fi
+    log "$(haproxy -v 2>&1 | head -1)"
+    local dir="$work/replicas"
+    if ! make_certificates "$dir"; then
+        failed=$((failed + 1)); log "FAIL making the replica scenario's certificates"; return
+    fi
+    local upstream_port upstream_url
+    upstream_port="$(free_port)"
+    upstream_url="https://127.0.0.1:$upstream_port/mcp"
+    "$python" "$here/fastmcp_upstream.py" --port "$upstream_port" --cert "$dir/leaf.pem" \
+        --key "$dir/leaf.key" > "$work/replica-upstream.log" 2>&1 &
+    peer_pids+=($!)
+    if ! wait_for_https "$upstream_url" "$dir/ca.pem"; then
+        failed=$((failed + 1)); log "FAIL the replica scenario's FastMCP upstream did not start"
+        sed 's/^/    /' "$work/replica-upstream.log"; return
+    fi
+    local catalog="$dir/catalog.json"
+    if ! timeout 120 "$python" "$here/make_catalog.py" --toolgate "$toolgate" --out "$catalog" \
+        --server replicated "$upstream_url" webpki "$dir/ca.pem" \
+        --tool replicated replicated.echo echo > "$work/replica-catalog.log" 2>&1; then
+        failed=$((failed + 1)); log "FAIL building the replica scenario's catalog"
+        sed 's/^/    /' "$work/replica-catalog.log"; return
+    fi
+
+    local ports=() pids=() logs=() n
+    for n in 1 2; do
+        ports+=("$(free_port)")
+        logs+=("$dir/audit-replica-$n.jsonl")
+        "$toolgate" serve --catalog "$catalog" --listen "127.0.0.1:${ports[-1]}" --audit "${logs[-1]}" \
+            --ca "$dir/ca.pem" > "$work/replica-$n.log" 2>&1 &
+        pids+=($!)
+        peer_pids+=($!)
+        if ! wait_for_http "http://127.0.0.1:${ports[-1]}/mcp"; then
+            failed=$((failed + 1)); log "FAIL replica $n did not start"; sed 's/^/    /' "$work/replica-$n.log"; return
+        fi
+    done
+
+    local balancer_port
+    balancer_port="$(free_port)"
+    cat > "$dir/haproxy.cfg" <<CFG
+global
+    maxconn 256
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 60s
+    timeout server 60s
+    # A connection refused by a stopped replica is tried on the other one; a request that
+    # reached a replica is never sent again (that would be a second call).
+    retries 3
+    retry-on conn-failure
+    option redispatch
+frontend mcp
+    bind 127.0.0.1:$balancer_port
+    default_backend replicas
+backend replicas
+    balance roundrobin
+    server replica1 127.0.0.1:${ports[0]} check inter 200ms fall 1 rise 2
+    server replica2 127.0.0.1:${ports[1]} check inter 200ms fall 1 rise 2
+CFG
+    haproxy -f "$dir/haproxy.cfg" -db > "$work/haproxy.log" 2>&1 &
+    peer_pids+=($!)
+    if ! wait_for_http "http://127.0.0.1:$balancer_port/mcp"; then
+        failed=$((failed + 1)); log "FAIL haproxy did not start"; sed 's/^/    /' "$work/haproxy.log"; return
+    fi
+    log "HAProxy at 127.0.0.1:$balancer_port in front of replicas on ports ${ports[0]} and ${ports[1]}"
+
+    count_lines "two replicas behind HAProxy" timeout 300 "$python" "$here/replica_check.py" \
+        --balancer "http://127.0.0.1:$balancer_port/mcp" --toolgate "$toolgate" --catalog "$catalog" \
+        --tool replicated.echo --audit "${logs[0]}" --audit "${logs[1]}" --stop-pid "${pids[0]}" \
+        --calls 60 --workers 4 --stop-after 20
+    for n in 0 1; do
+        stop_peer "${pids[$n]}"
+    done
+    log "replica checks: $((SECONDS - started_at)) s"
+}
+replicas_section
+
 log "whole run: $((SECONDS - started)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
