@@ -197,6 +197,14 @@ fn check_svid(
     if leaf.is_ca || leaf.signs_certificates {
         return Err(IdentityError::SvidIsCa { presented });
     }
+    // X509-SVID §4.3: keyUsage MUST be present and a leaf MUST set digitalSignature. A leaf
+    // without the extension is refused too: webpki does not read keyUsage on an end entity.
+    if !leaf.digital_signature {
+        return Err(IdentityError::SvidWithoutDigitalSignature {
+            presented,
+            key_usage: leaf.key_usage.clone(),
+        });
+    }
     if presented != *expected {
         return Err(IdentityError::SpiffeIdMismatch {
             expected: expected.clone(),

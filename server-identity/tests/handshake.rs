@@ -378,3 +378,48 @@ async fn row_14_both_anchors_spiffe_right_pin_wrong_is_refused() {
             .assert_accepted();
     }
 }
+
+// X509-SVID §4.3: a leaf SVID must carry keyUsage with digitalSignature. One with other key
+// usages only, and one with no keyUsage extension at all, are both refused (webpki does not read
+// an end entity's keyUsage, so this check is ours); with digitalSignature added, it passes.
+#[tokio::test]
+async fn svid_leaf_without_digital_signature_is_refused() {
+    use rcgen::KeyUsagePurpose;
+    for (key_type, version) in variants() {
+        let domain_ca = Ca::new("corp.example", key_type);
+        let key = key_type.key();
+        for (usages, presented) in [
+            (
+                vec![
+                    KeyUsagePurpose::KeyEncipherment,
+                    KeyUsagePurpose::KeyAgreement,
+                ],
+                Some(vec![
+                    "keyEncipherment".to_owned(),
+                    "keyAgreement".to_owned(),
+                ]),
+            ),
+            // rcgen writes no keyUsage extension for an empty list.
+            (vec![], None),
+        ] {
+            let mut params = svid_params(&[SVID_ID]);
+            params.key_usages = usages;
+            let svid = ServerCert::new(domain_ca.issue(&params, &key), &key);
+            connect(&svid, version, svid_config(&spiffe(SVID_ID), &domain_ca))
+                .await
+                .assert_refused(&IdentityError::SvidWithoutDigitalSignature {
+                    presented: id(SVID_ID),
+                    key_usage: presented,
+                });
+        }
+        let mut params = svid_params(&[SVID_ID]);
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        let svid = ServerCert::new(domain_ca.issue(&params, &key), &key);
+        connect(&svid, version, svid_config(&spiffe(SVID_ID), &domain_ca))
+            .await
+            .assert_accepted();
+    }
+}
