@@ -129,11 +129,14 @@ impl PresentedIdentity {
     ///
     /// [`CertificateProblem`] when the bytes are not one X.509 certificate.
     pub fn of_certificate(certificate_der: &[u8]) -> Result<PresentedIdentity, CertificateProblem> {
-        let leaf = Leaf::parse(certificate_der)?;
-        Ok(PresentedIdentity {
+        Leaf::parse(certificate_der).map(|leaf| PresentedIdentity::of_leaf(&leaf))
+    }
+
+    pub(crate) fn of_leaf(leaf: &Leaf) -> PresentedIdentity {
+        PresentedIdentity {
             spki_sha256: leaf.spki,
             cert_sha256: leaf.certificate,
             spiffe_ids: leaf.spiffe_ids(),
-        })
+        }
     }
 }

@@ -24,12 +24,6 @@ fn variants() -> Vec<(KeyType, &'static SupportedProtocolVersion)> {
         .collect()
 }
 
-fn roots(ca: &Ca) -> Arc<RootCertStore> {
-    let mut roots = RootCertStore::empty();
-    roots.add(ca.cert.clone()).unwrap();
-    Arc::new(roots)
-}
-
 fn bundles(ca: &Ca) -> TrustBundles {
     let mut bundles = TrustBundles::new();
     bundles.add_pem(TRUST_DOMAIN, ca.pem.as_bytes()).unwrap();
@@ -52,7 +46,7 @@ fn spiffe(id: &str) -> ServerAnchors {
 }
 
 fn config(anchors: &ServerAnchors, ca: &Ca) -> Arc<rustls::ClientConfig> {
-    client_config(anchors, roots(ca), &TrustBundles::new()).unwrap()
+    client_config(anchors, ca.roots(), &TrustBundles::new()).unwrap()
 }
 
 fn svid_config(anchors: &ServerAnchors, domain_ca: &Ca) -> Arc<rustls::ClientConfig> {
