@@ -3,8 +3,10 @@
 
 use std::fmt;
 use std::io;
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::entrypoint::FileDigest;
 use crate::fingerprint::Fingerprint;
 use crate::modes::RotationMode;
 use crate::problem::CertificateProblem;
@@ -22,6 +24,8 @@ pub enum Anchor {
     Webpki,
     /// `spiffe_id`: the SVID, its ID and its chain to the trust domain's bundle.
     SpiffeId,
+    /// `entrypoint_digests` of a local (stdio) server: the files it is started from.
+    Entrypoint,
 }
 
 impl fmt::Display for Anchor {
@@ -31,6 +35,7 @@ impl fmt::Display for Anchor {
             Anchor::TlsFingerprint => "tls_fingerprint",
             Anchor::Webpki => "tls_trust webpki",
             Anchor::SpiffeId => "spiffe_id",
+            Anchor::Entrypoint => "entrypoint",
         })
     }
 }
@@ -143,7 +148,38 @@ pub enum IdentityError {
         /// Why.
         problem: CertificateProblem,
     },
+    /// A local server's entrypoint file does not have its pinned digest; nothing was started.
+    #[error(
+        "identity mismatch (entrypoint): {} has digest {observed}, expected {expected}; the \
+         server was not started; {REPIN}",
+        path.display()
+    )]
+    EntrypointMismatch {
+        /// The pinned path (a symlink as listed, not its target).
+        path: PathBuf,
+        /// The pinned digest.
+        expected: FileDigest,
+        /// The digest of the bytes read now.
+        observed: FileDigest,
+    },
+    /// A local server's entrypoint file cannot be read to check it; nothing was started.
+    #[error(
+        "identity mismatch (entrypoint): cannot read {} to check its digest: {detail}; the \
+         server was not started; check the path and its permissions, or {REPIN}",
+        path.display()
+    )]
+    EntrypointUnreadable {
+        /// The pinned path (a symlink as listed, not its target).
+        path: PathBuf,
+        /// Why it could not be read (the I/O error).
+        detail: String,
+    },
 }
+
+/// What to do when an entrypoint changed or moved on purpose.
+const REPIN: &str = "if the change was intended (an upgrade), re-pin with `toolgate identity \
+     --command -- CMD ARGS…` and update entrypoint_digests in the catalog; otherwise find out \
+     who changed it";
 
 fn backups_text(backups: &[Fingerprint]) -> String {
     if backups.is_empty() {
@@ -182,6 +218,8 @@ impl IdentityError {
             | IdentityError::SvidIsCa { .. }
             | IdentityError::SvidWithoutDigitalSignature { .. }
             | IdentityError::SvidChainRejected { .. } => Anchor::SpiffeId,
+            IdentityError::EntrypointMismatch { .. }
+            | IdentityError::EntrypointUnreadable { .. } => Anchor::Entrypoint,
         }
     }
 

@@ -6,6 +6,7 @@ use x509_parser::prelude::FromDer;
 
 use crate::fingerprint::Fingerprint;
 use crate::problem::{CertificateProblem, from_x509};
+use crate::timestamp::UtcTimestamp;
 
 /// A parsed leaf: both fingerprints, its URI SANs and the bits the SVID rules look at.
 #[derive(Debug, Clone)]
@@ -25,10 +26,10 @@ pub(crate) struct Leaf {
     pub(crate) key_usage: Option<Vec<String>>,
     /// keyUsage is present and has digitalSignature.
     pub(crate) digital_signature: bool,
-    /// notBefore, seconds since 1970.
-    pub(crate) not_before: i64,
-    /// notAfter, seconds since 1970.
-    pub(crate) not_after: i64,
+    /// notBefore.
+    pub(crate) not_before: UtcTimestamp,
+    /// notAfter.
+    pub(crate) not_after: UtcTimestamp,
 }
 
 impl Leaf {
@@ -75,6 +76,14 @@ impl Leaf {
             .is_some_and(|usage| usage.value.digital_signature());
         let key_usage = key_usage.map(|usage| key_usage_names(usage.value));
         let validity = certificate.validity();
+        // X.509 times have four-digit years at most, so this fails only on a parser fault.
+        let time = |seconds: i64| {
+            UtcTimestamp::from_unix_seconds(seconds).map_err(|error| {
+                CertificateProblem::Malformed {
+                    detail: format!("validity date: {error}"),
+                }
+            })
+        };
         Ok(Leaf {
             spki: Fingerprint::of_spki(certificate.tbs_certificate.subject_pki.raw),
             certificate: Fingerprint::of_certificate(der),
@@ -83,8 +92,8 @@ impl Leaf {
             signs_certificates,
             key_usage,
             digital_signature,
-            not_before: validity.not_before.timestamp(),
-            not_after: validity.not_after.timestamp(),
+            not_before: time(validity.not_before.timestamp())?,
+            not_after: time(validity.not_after.timestamp())?,
         })
     }
 }

@@ -323,7 +323,7 @@ pub fn client_config(
 
 /// The webpki check of `tls_trust: webpki`: the chain validates to `roots` for server
 /// authentication at `now`, and the leaf is valid for `server_name`. One place, so that what
-/// `observe` reports as `chain_valid` is exactly what the verifier enforces.
+/// `Observation::of_chain` reports as `chain_valid` is exactly what the verifier enforces.
 pub(crate) fn verify_webpki_chain(
     end_entity: &CertificateDer<'_>,
     intermediates: &[CertificateDer<'_>],
