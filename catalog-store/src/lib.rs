@@ -67,6 +67,7 @@
 
 mod added_at;
 mod catalog;
+mod code_points;
 mod definition;
 mod endpoint;
 mod entry;
@@ -80,6 +81,7 @@ mod warning;
 
 pub use crate::{
     catalog::{Catalog, UpstreamServer},
+    code_points::CodePoints,
     entry::CatalogEntry,
     error::{CatalogError, CatalogLoadError, CollidingEntry},
     location::{EntryRef, Location},

@@ -4,6 +4,9 @@
 use std::collections::HashMap;
 use std::fmt;
 
+use unicode_normalization::UnicodeNormalization;
+
+use crate::code_points::CodePoints;
 use crate::entry::CatalogEntry;
 
 /// The longest tool name MCP recommends, in characters.
@@ -43,6 +46,20 @@ pub enum CatalogWarning {
         other_url: String,
         /// Which comparison found them alike.
         rule: LookalikeRule,
+    },
+    /// Two names that are equal after Unicode NFC normalization but differ as written
+    /// (`café` with U+00E9, `café` with `e` + U+0301): they look the same to a person and may
+    /// be one name to a client that normalizes, but are two names to the gateway. Reported
+    /// whatever the servers, against the earliest such name.
+    NormalizationCollision {
+        /// The later entry's index.
+        index: usize,
+        /// The later entry's name.
+        tool_name: String,
+        /// The earlier entry's index.
+        other_index: usize,
+        /// The earlier entry's name.
+        other_tool_name: String,
     },
 }
 
@@ -106,6 +123,21 @@ impl fmt::Display for CatalogWarning {
                      that they differ in more than {differ}"
                 )
             }
+            CatalogWarning::NormalizationCollision {
+                index,
+                tool_name,
+                other_index,
+                other_tool_name,
+            } => write!(
+                f,
+                "entry {index} (tool_name {tool_name:?}, non-ASCII: {}) and entry {other_index} \
+                 (tool_name {other_tool_name:?}, non-ASCII: {}) are one name after Unicode NFC \
+                 normalization but differ as written: they look the same to a person, and a \
+                 client that normalizes names calls one meaning the other; write the names in \
+                 NFC and rename one",
+                NonAscii(tool_name),
+                NonAscii(other_tool_name),
+            ),
         }
     }
 }
@@ -121,9 +153,12 @@ pub(crate) fn find_warnings(
         .filter_map(|(index, entry)| name_warning(index, entry))
         .collect();
     warnings.extend(lookalikes(entries, server_keys));
+    warnings.extend(normalization_collisions(entries));
+    // Stable: warnings of one kind keep their order.
     warnings.sort_by_key(|warning| match warning {
         CatalogWarning::NameNotRecommended { index, .. } => (*index, 0),
         CatalogWarning::Lookalike { index, .. } => (*index, 1),
+        CatalogWarning::NormalizationCollision { index, .. } => (*index, 2),
     });
     warnings
 }
@@ -197,4 +232,46 @@ fn fold_separators_and_case(name: &str) -> String {
         .filter(|c| !matches!(c, '-' | '_' | '.'))
         .flat_map(char::to_lowercase)
         .collect()
+}
+
+/// Names equal after NFC but different as written, each paired with the earliest name of its
+/// NFC form. An ASCII name is its own NFC form, but a non-ASCII one may normalize to it
+/// (U+212A KELVIN SIGN is `K`).
+fn normalization_collisions(entries: &[CatalogEntry]) -> Vec<CatalogWarning> {
+    let mut first_by_form: HashMap<String, usize> = HashMap::new();
+    let mut warnings = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let name = entry.tool_name();
+        let form: String = if name.is_ascii() {
+            name.to_owned()
+        } else {
+            name.nfc().collect()
+        };
+        let first = *first_by_form.entry(form).or_insert(index);
+        let other = &entries[first];
+        // Equal as written is a duplicate tool name, already an error; it cannot load.
+        if first != index && other.tool_name() != name {
+            warnings.push(CatalogWarning::NormalizationCollision {
+                index,
+                tool_name: name.to_owned(),
+                other_index: first,
+                other_tool_name: other.tool_name().to_owned(),
+            });
+        }
+    }
+    warnings
+}
+
+/// The non-ASCII code points of a name, or `none`.
+struct NonAscii<'a>(&'a str);
+
+impl fmt::Display for NonAscii<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let found = CodePoints::of(self.0, |c| !c.is_ascii());
+        if found.is_empty() {
+            f.write_str("none")
+        } else {
+            write!(f, "{found}")
+        }
+    }
 }

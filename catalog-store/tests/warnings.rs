@@ -16,6 +16,15 @@ fn on_legacy(entry: serde_json::Value) -> serde_json::Value {
     without(entry, "/server/spiffe_id")
 }
 
+/// [`entry_one`] as `tool_name`; `upstream_name` keeps the definition hash as it was.
+fn renamed(tool_name: &str) -> serde_json::Value {
+    with(
+        with(entry_one(), "/tool_name", json!(tool_name)),
+        "/upstream_name",
+        json!("salesforce.query"),
+    )
+}
+
 fn messages(catalog: &catalog_store::Catalog) -> Vec<String> {
     catalog.warnings().iter().map(ToString::to_string).collect()
 }
@@ -151,5 +160,47 @@ fn a_later_entry_on_the_first_server_is_paired_with_the_first_other_server() {
             (1, 0, LookalikeRule::Case),
             (2, 1, LookalikeRule::Separators)
         ]
+    );
+}
+
+#[test]
+fn names_equal_after_nfc_but_written_differently_are_a_warning() {
+    // "café" precomposed (U+00E9) and decomposed (e + U+0301): one name to the eye and to a
+    // client that normalizes, two to the gateway. Reported whatever the servers.
+    let catalog = load_valid(vec![
+        renamed("caf\u{e9}.query"),
+        renamed("cafe\u{301}.query"),
+    ]);
+    let warnings = messages(&catalog);
+    assert_eq!(warnings.len(), 3, "{warnings:#?}");
+    assert_eq!(
+        warnings[2],
+        "entry 1 (tool_name \"cafe\\u{301}.query\", non-ASCII: U+0301) and entry 0 (tool_name \
+         \"caf\u{e9}.query\", non-ASCII: U+00E9) are one name after Unicode NFC normalization \
+         but differ as written: they look the same to a person, and a client that normalizes \
+         names calls one meaning the other; write the names in NFC and rename one"
+    );
+    assert!(matches!(
+        catalog.warnings()[2],
+        CatalogWarning::NormalizationCollision {
+            index: 1,
+            other_index: 0,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn a_non_ascii_name_that_normalizes_to_an_ascii_one_is_a_warning() {
+    // U+212A KELVIN SIGN normalizes (NFC) to the letter K.
+    let catalog = load_valid(vec![renamed("K.query"), renamed("\u{212a}.query")]);
+    assert_eq!(
+        messages(&catalog).last().map(String::as_str),
+        Some(
+            "entry 1 (tool_name \"\u{212a}.query\", non-ASCII: U+212A) and entry 0 (tool_name \
+             \"K.query\", non-ASCII: none) are one name after Unicode NFC normalization but \
+             differ as written: they look the same to a person, and a client that normalizes \
+             names calls one meaning the other; write the names in NFC and rename one"
+        )
     );
 }
