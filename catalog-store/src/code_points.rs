@@ -49,6 +49,27 @@ impl fmt::Display for CodePoints {
     }
 }
 
+/// Whether `character` is one the approver cannot see or that changes the direction of what
+/// they see: a Unicode tag character (U+E0000–U+E007F), a bidirectional control (U+061C,
+/// U+200E, U+200F, U+202A–U+202E, U+2066–U+2069) or a zero-width character (U+200B, U+200C,
+/// U+200D, U+2060, U+FEFF).
+pub fn is_invisible(character: char) -> bool {
+    matches!(
+        character,
+        '\u{E0000}'..='\u{E007F}'
+            | '\u{061C}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2066}'..='\u{2069}'
+            | '\u{200B}'
+            | '\u{200C}'
+            | '\u{200D}'
+            | '\u{2060}'
+            | '\u{FEFF}'
+    )
+}
+
 #[cfg(test)]
 mod unit {
     use super::CodePoints;

@@ -12,6 +12,7 @@ use server_identity::{
 use crate::code_points::CodePoints;
 use crate::endpoint::{AnchorsText, anchor_differences};
 use crate::location::Location;
+use crate::printable::Printable;
 use crate::server::ServerBinding;
 use crate::upstream_url::UrlProblem;
 
@@ -535,21 +536,5 @@ impl fmt::Display for Recomputed {
             ),
             None => Ok(()),
         }
-    }
-}
-
-/// Text as written, with control characters escaped so that it stays on its line.
-pub(crate) struct Printable<'a>(pub(crate) &'a str);
-
-impl fmt::Display for Printable<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for character in self.0.chars() {
-            if character.is_control() {
-                write!(f, "{}", character.escape_default())?;
-            } else {
-                write!(f, "{character}")?;
-            }
-        }
-        Ok(())
     }
 }

@@ -1,13 +1,16 @@
-//! Warnings that do not refuse a catalog: names outside MCP's recommended form, and lookalike
-//! names across servers (the shadowing that exact name collisions, seed 003 §3, do not catch).
+//! Warnings that do not refuse a catalog: names outside MCP's recommended form, lookalike
+//! names across servers and names equal after NFC (the shadowing that exact name collisions,
+//! seed 003 §3, do not catch), and invisible or direction-changing characters in names and
+//! approved definitions (DESIGN.md §9).
 
 use std::collections::HashMap;
 use std::fmt;
 
 use unicode_normalization::UnicodeNormalization;
 
-use crate::code_points::CodePoints;
+use crate::code_points::{CodePoints, is_invisible};
 use crate::entry::CatalogEntry;
+use crate::invisible::{InvisibleText, invisible_text};
 
 /// The longest tool name MCP recommends, in characters.
 const RECOMMENDED_MAX_LEN: usize = 128;
@@ -60,6 +63,27 @@ pub enum CatalogWarning {
         other_index: usize,
         /// The earlier entry's name.
         other_tool_name: String,
+    },
+    /// A text of the approved definition (a string value or a member name, found by
+    /// [`invisible_text`](crate::invisible_text)) holds invisible or direction-changing
+    /// characters: what the approver saw is not what the model reads (DESIGN.md §9).
+    InvisibleCharacters {
+        /// The entry's index.
+        index: usize,
+        /// The entry's name.
+        tool_name: String,
+        /// Where in the approved definition, and which characters.
+        text: InvisibleText,
+    },
+    /// The `tool_name` holds invisible or direction-changing characters (reported here only
+    /// when it differs from `upstream_name`; otherwise the definition's `/name` reports them).
+    InvisibleCharactersInName {
+        /// The entry's index.
+        index: usize,
+        /// The entry's name.
+        tool_name: String,
+        /// The characters, in order of appearance.
+        code_points: CodePoints,
     },
 }
 
@@ -138,6 +162,28 @@ impl fmt::Display for CatalogWarning {
                 NonAscii(tool_name),
                 NonAscii(other_tool_name),
             ),
+            CatalogWarning::InvisibleCharacters {
+                index,
+                tool_name,
+                text,
+            } => write!(
+                f,
+                "entry {index} (tool_name {tool_name:?}): approved_definition {text}; what a \
+                 person approves must be what the model reads: remove them, or make sure they \
+                 belong there"
+            ),
+            CatalogWarning::InvisibleCharactersInName {
+                index,
+                tool_name,
+                code_points,
+            } => write!(
+                f,
+                "entry {index} (tool_name {tool_name:?}): tool_name holds {} invisible or \
+                 direction-changing character{} ({code_points}); a person cannot tell the name \
+                 from one without them: remove them",
+                code_points.len(),
+                if code_points.len() == 1 { "" } else { "s" },
+            ),
         }
     }
 }
@@ -154,11 +200,14 @@ pub(crate) fn find_warnings(
         .collect();
     warnings.extend(lookalikes(entries, server_keys));
     warnings.extend(normalization_collisions(entries));
+    warnings.extend(invisible_characters(entries));
     // Stable: warnings of one kind keep their order.
     warnings.sort_by_key(|warning| match warning {
         CatalogWarning::NameNotRecommended { index, .. } => (*index, 0),
         CatalogWarning::Lookalike { index, .. } => (*index, 1),
         CatalogWarning::NormalizationCollision { index, .. } => (*index, 2),
+        CatalogWarning::InvisibleCharactersInName { index, .. } => (*index, 3),
+        CatalogWarning::InvisibleCharacters { index, .. } => (*index, 4),
     });
     warnings
 }
@@ -274,4 +323,30 @@ impl fmt::Display for NonAscii<'_> {
             write!(f, "{found}")
         }
     }
+}
+
+/// Invisible or direction-changing characters in each entry's `tool_name` (when it is not also
+/// the definition's `name`) and approved definition.
+fn invisible_characters(entries: &[CatalogEntry]) -> Vec<CatalogWarning> {
+    let mut warnings = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let tool_name = entry.tool_name();
+        if tool_name != entry.upstream_name() && tool_name.chars().any(is_invisible) {
+            warnings.push(CatalogWarning::InvisibleCharactersInName {
+                index,
+                tool_name: tool_name.to_owned(),
+                code_points: CodePoints::of(tool_name, is_invisible),
+            });
+        }
+        warnings.extend(
+            invisible_text(entry.approved_definition())
+                .into_iter()
+                .map(|text| CatalogWarning::InvisibleCharacters {
+                    index,
+                    tool_name: tool_name.to_owned(),
+                    text,
+                }),
+        );
+    }
+    warnings
 }
