@@ -5,12 +5,13 @@ use jcs_digest::{Digest, Profile, tool_definition_digest};
 use serde_json::{Map, Value};
 
 use crate::added_at::check_rfc3339;
+use crate::binding::ServerBinding;
 use crate::code_points::CodePoints;
 use crate::definition::normalize_definition;
 use crate::error::CatalogError;
 use crate::location::{EntryRef, child, element};
 use crate::members::{Field, Problems, json_type};
-use crate::server::{ServerBinding, ServerSketch, read_server};
+use crate::server::{ServerSketch, read_server};
 
 /// The members an entry may carry.
 pub(crate) const ENTRY_MEMBERS: &[&str] = &[

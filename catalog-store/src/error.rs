@@ -9,11 +9,10 @@ use server_identity::{
     AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeId, SpiffeIdError,
 };
 
+use crate::binding::{AnchorsText, NetworkServer};
 use crate::code_points::CodePoints;
-use crate::endpoint::{AnchorsText, anchor_differences};
 use crate::location::Location;
 use crate::printable::Printable;
-use crate::server::ServerBinding;
 use crate::upstream_url::UrlProblem;
 
 /// A catalog that could not be loaded.
@@ -338,18 +337,20 @@ pub enum CatalogError {
     ///
     /// Each entry that differs from the earliest entry for its endpoint is reported once,
     /// against that entry.
-    #[error("{}", IdentityConflictMessage { at, binding, other, other_binding, endpoint })]
+    #[error("{}", IdentityConflictMessage { at, binding, other, other_binding, endpoint, differences })]
     ConflictingServerIdentity {
         /// The later entry's `server` object.
         at: Location,
-        /// The later entry's server: its URL as written and its anchors.
-        binding: Box<ServerBinding>,
+        /// The later entry's server: its URL and its anchors.
+        binding: Box<NetworkServer>,
         /// The earlier entry's `server` object.
         other: Location,
-        /// The earlier entry's server: its URL as written and its anchors.
-        other_binding: Box<ServerBinding>,
+        /// The earlier entry's server: its URL and its anchors.
+        other_binding: Box<NetworkServer>,
         /// The endpoint both URLs reach, `host:port` (host lowercase, port 443 when absent).
         endpoint: String,
+        /// The members that differ, in schema order (`tls_fingerprint`, …, `tls_trust`).
+        differences: Vec<&'static str>,
     },
     /// Two or more entries share one `tool_name` (seed 003 §3): the whole catalog is refused.
     ///
@@ -454,15 +455,19 @@ impl fmt::Display for CollisionMessage<'_> {
 /// identities, what differs, and the fix.
 struct IdentityConflictMessage<'a> {
     at: &'a Location,
-    binding: &'a ServerBinding,
+    binding: &'a NetworkServer,
     other: &'a Location,
-    other_binding: &'a ServerBinding,
+    other_binding: &'a NetworkServer,
     endpoint: &'a str,
+    differences: &'a [&'static str],
 }
 
 impl fmt::Display for IdentityConflictMessage<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (url, other_url) = (self.binding.url(), self.other_binding.url());
+        let (url, other_url) = (
+            self.binding.url().as_str(),
+            self.other_binding.url().as_str(),
+        );
         write!(
             f,
             "{}: the server {} is bound here to {}, but {} binds ",
@@ -490,7 +495,7 @@ impl fmt::Display for IdentityConflictMessage<'_> {
              tls_trust (for a planned key rotation, list the new key in backup_fingerprints of \
              each)",
             AnchorsText(self.other_binding.anchors()),
-            anchor_differences(self.binding.anchors(), self.other_binding.anchors()).join(", "),
+            self.differences.join(", "),
             self.endpoint,
         )
     }

@@ -23,7 +23,10 @@
 //! // The gateway looks a call up by its catalog name, and forwards it under the upstream name.
 //! let entry = catalog.lookup("crm.query").ok_or("not in catalog")?;
 //! assert_eq!(entry.upstream_name(), "query");
-//! assert_eq!(entry.server().url(), "https://crm.example.com/mcp");
+//! // The server is a network one, reached at a URL parsed once, at load.
+//! let server = entry.server().network().ok_or("not a network server")?;
+//! assert_eq!(server.url().as_str(), "https://crm.example.com/mcp");
+//! assert_eq!((server.url().authority(), server.url().port()), ("crm.example.com", 443));
 //! // The definition is normalized to MCP member names, with "name" = upstream_name.
 //! assert_eq!(entry.approved_definition()["inputSchema"]["type"], "object");
 //! assert_eq!(entry.approved_definition()["name"], "query");
@@ -69,6 +72,7 @@
 #![deny(missing_docs)]
 
 mod added_at;
+mod binding;
 mod catalog;
 mod code_points;
 mod definition;
@@ -85,6 +89,7 @@ mod upstream_url;
 mod warning;
 
 pub use crate::{
+    binding::{NetworkServer, ServerBinding},
     catalog::{Catalog, UpstreamServer},
     code_points::{CodePoints, is_invisible},
     entry::CatalogEntry,
@@ -92,7 +97,6 @@ pub use crate::{
     invisible::{InvisibleText, invisible_text},
     location::{EntryRef, Location},
     measurement::{CATALOG_ENTRY_LABEL, CatalogMeasurement},
-    server::ServerBinding,
-    upstream_url::UrlProblem,
+    upstream_url::{Host, UpstreamUrl, UrlProblem},
     warning::{CatalogWarning, LookalikeRule},
 };

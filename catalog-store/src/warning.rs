@@ -266,10 +266,10 @@ fn lookalikes(entries: &[CatalogEntry], server_keys: &[String]) -> Vec<CatalogWa
         warnings.push(CatalogWarning::Lookalike {
             index,
             tool_name: this.tool_name().to_owned(),
-            url: this.server().url().to_owned(),
+            url: this.server().location_text().to_owned(),
             other_index: partner,
             other_tool_name: other.tool_name().to_owned(),
-            other_url: other.server().url().to_owned(),
+            other_url: other.server().location_text().to_owned(),
             rule,
         });
     }
