@@ -499,3 +499,54 @@ fn a_duplicate_local_tool_name_shows_the_command_and_the_program_s_digest() {
         )]
     );
 }
+
+#[test]
+fn wrong_types_and_an_empty_path_in_local_members_are_named() {
+    assert_eq!(
+        single_error(with(local_entry(), "/server/cwd", json!(1))),
+        format!(
+            "{E0} at /0/server/cwd: expected a string (an absolute path), found a number; write a \
+             string (an absolute path) here"
+        )
+    );
+    assert_eq!(
+        single_error(with(
+            local_entry(),
+            "/server/entrypoint_digests",
+            json!([NODE])
+        )),
+        format!(
+            "{E0} at /0/server/entrypoint_digests: expected an object of path: \"sha256:...\", \
+             found an array; write an object of path: \"sha256:...\" here"
+        )
+    );
+    assert_eq!(
+        single_error(with(
+            local_entry(),
+            "/server/entrypoint_digests",
+            json!({"/usr/bin/node": NODE, "": INDEX})
+        )),
+        format!(
+            "{E0} at /0/server/entrypoint_digests/: \"\" is not usable here; name a file: an \
+             absolute path, or a path relative to cwd"
+        )
+    );
+    assert_eq!(
+        single_error(with(
+            local_entry(),
+            "/server/entrypoint_digests",
+            json!({"/usr/bin/node": [NODE]})
+        )),
+        format!(
+            "{E0} at /0/server/entrypoint_digests/~1usr~1bin~1node: expected a string, found an \
+             array; write a string here"
+        )
+    );
+    assert_eq!(
+        single_error(with(local_entry(), "/server/inherit_env", json!("PATH"))),
+        format!(
+            "{E0} at /0/server/inherit_env: expected an array of variable names, found a string; \
+             write an array of variable names here"
+        )
+    );
+}
