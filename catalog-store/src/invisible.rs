@@ -148,7 +148,10 @@ fn pointer_of(path: &[Step<'_>]) -> String {
 }
 
 fn invisible_in(text: &str) -> Option<CodePoints> {
-    text.chars()
-        .any(is_invisible)
-        .then(|| CodePoints::of(text, is_invisible))
+    // Every listed character is outside ASCII, and most definition text is ASCII: the byte
+    // check is much cheaper than decoding each character.
+    if text.is_ascii() || !text.chars().any(is_invisible) {
+        return None;
+    }
+    Some(CodePoints::of(text, is_invisible))
 }
