@@ -179,8 +179,17 @@ fn each_local_member_changes_the_measurement() {
         let measured = load_valid(vec![entry]).measurement().digest().to_string();
         assert_ne!(measured, ML, "{member}");
     }
-    // Not changes: inherit_env order, a relative path written absolute, display_name.
-    let same: [(&str, Value); 3] = [
+    // Not changes: inherit_env order, a relative path written absolute, a digest in uppercase
+    // (measured canonical), display_name.
+    let same: [(&str, Value); 4] = [
+        (
+            "digest in uppercase",
+            with(
+                local_entry(),
+                "/server/entrypoint_digests",
+                json!({"/usr/bin/node": NODE.replace("545ea5", "545EA5"), "dist/index.js": INDEX}),
+            ),
+        ),
         (
             "inherit_env order",
             with(
@@ -410,21 +419,21 @@ fn entrypoint_digests_are_required_and_must_list_the_program() {
              identity anchor"
         )
     );
+    // The digest text is server-identity's FileDigest, with its own messages.
     assert_eq!(
         digests(json!({"/usr/bin/node": "sha256:NODE"})),
         format!(
-            "{E0} at /0/server/entrypoint_digests/~1usr~1bin~1node: \"sha256:NODE\" is not a file \
-             digest: {}; write sha256: and the 64 lowercase hex digits of the file's SHA-256 \
-             (sha256sum prints them)",
-            "sha256:NODE".parse::<jcs_digest::Digest>().unwrap_err()
+            "{E0} at /0/server/entrypoint_digests/~1usr~1bin~1node: file digest has 4 bytes after \
+             `sha256:`, expected 64 hex digits: is it a SHA-256?"
         )
     );
     assert_eq!(
         digests(json!({"/usr/bin/node": NODE, "dist/index.js": INDEX,
                        "/opt/mcp/everything/dist/index.js": INDEX})),
         format!(
-            "{E0} at /0/server/entrypoint_digests/dist~1index.js: the entrypoint path \
-             /opt/mcp/everything/dist/index.js is listed twice; list each file once"
+            "{E0} at /0/server/entrypoint_digests/dist~1index.js: entrypoint path \
+             /opt/mcp/everything/dist/index.js is listed twice: each file has one digest; remove \
+             the duplicate"
         )
     );
     assert_eq!(
