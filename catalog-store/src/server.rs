@@ -63,7 +63,9 @@ pub(crate) fn read_server(
     );
     if is_present(server, "command") {
         let (local, sketch) = read_local(problems, server, pointer, display_name.valid(), path_var);
-        return (local.map(ServerBinding::Local), sketch);
+        // An unknown member or a bad display_name makes the server object invalid too.
+        let valid = problems.errors.len() == errors_before;
+        return (local.filter(|_| valid).map(ServerBinding::Local), sketch);
     }
     for member in LOCAL_ONLY_MEMBERS {
         if is_present(server, member) {
