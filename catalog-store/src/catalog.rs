@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use jcs_digest::parse_strict;
 use serde_json::{Map, Value};
 
+use crate::binding::ServerBinding;
 use crate::endpoint::conflicting_identities;
 use crate::entry::{CatalogEntry, EntrySketch, read_entry};
 use crate::error::{CatalogError, CatalogLoadError, CollidingEntry};
 use crate::location::child;
 use crate::measurement::{CatalogMeasurement, measure};
 use crate::members::Problems;
-use crate::server::ServerBinding;
 use crate::warning::{CatalogWarning, find_warnings};
 
 /// The members of the object form of a catalog file.
@@ -38,7 +38,8 @@ pub struct Catalog {
 /// One distinct upstream server and the tools bound to it, for the gateway's connection pool.
 ///
 /// Entries share a server when their bindings are equal in everything but `display_name`
-/// (URL, fingerprints, SPIFFE ID, rotation mode, trust).
+/// (URL, fingerprints, SPIFFE ID, rotation mode, trust; for a local server command, cwd, env,
+/// inherit_env and entrypoint digests).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpstreamServer {
     binding: ServerBinding,
@@ -80,6 +81,9 @@ impl Catalog {
     /// a file that is not an array of entries or an `{"entries": …}` object, unknown or
     /// missing members, invalid fields, one server (`https` host and port) bound to two
     /// different identities, and duplicate tool names.
+    ///
+    /// A local server's bare `command[0]` is looked up on this process's `PATH` (its absolute
+    /// directories), read once per load.
     pub fn from_slice(bytes: &[u8]) -> Result<Catalog, CatalogLoadError> {
         Catalog::from_bytes(bytes, None)
     }
@@ -96,8 +100,16 @@ impl Catalog {
         let (catalog_version, mut elements, entries_pointer) = read_shape(document, &mut errors);
         let mut entries = Vec::with_capacity(elements.len());
         let mut sketches = Vec::with_capacity(elements.len());
+        // Read once: every local server's bare command[0] is resolved on the same PATH.
+        let path_var = std::env::var_os("PATH");
         for (index, element) in elements.iter_mut().enumerate() {
-            let (entry, sketch) = read_entry(index, element, &entries_pointer, &mut errors);
+            let (entry, sketch) = read_entry(
+                index,
+                element,
+                &entries_pointer,
+                &mut errors,
+                path_var.as_deref(),
+            );
             entries.extend(entry);
             sketches.extend(sketch);
         }

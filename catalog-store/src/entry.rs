@@ -1,15 +1,20 @@
 //! One catalog entry: a tool name bound to one server and one approved definition (seed 003 §2).
 
+use std::ffi::OsStr;
+
 use catalog_key::ToolKey;
 use jcs_digest::{Digest, Profile, tool_definition_digest};
 use serde_json::{Map, Value};
+use server_identity::UtcTimestamp;
 
 use crate::added_at::check_rfc3339;
+use crate::binding::{ServerBinding, ServerSketch};
+use crate::code_points::CodePoints;
 use crate::definition::normalize_definition;
 use crate::error::CatalogError;
 use crate::location::{EntryRef, child, element};
 use crate::members::{Field, Problems, json_type};
-use crate::server::{ServerBinding, ServerSketch, read_server};
+use crate::server::read_server;
 
 /// The members an entry may carry.
 pub(crate) const ENTRY_MEMBERS: &[&str] = &[
@@ -34,6 +39,7 @@ pub struct CatalogEntry {
     approved_definition: Value,
     definition_hash: Digest,
     added_at: String,
+    added_at_utc: UtcTimestamp,
     approved_by: String,
 }
 
@@ -79,6 +85,11 @@ impl CatalogEntry {
         &self.added_at
     }
 
+    /// `added_at`, parsed: the instant in UTC, to compare or print canonically.
+    pub fn added_at_utc(&self) -> UtcTimestamp {
+        self.added_at_utc
+    }
+
     /// `approved_by`, as written.
     pub fn approved_by(&self) -> &str {
         &self.approved_by
@@ -96,11 +107,13 @@ pub(crate) struct EntrySketch {
 }
 
 /// Reads entry `index` of the array at `entries_pointer`; records every problem in `errors`.
+/// `path_var` is the gateway's `PATH` (local servers' bare programs are looked up on it).
 pub(crate) fn read_entry(
     index: usize,
     value: &mut Value,
     entries_pointer: &str,
     errors: &mut Vec<CatalogError>,
+    path_var: Option<&OsStr>,
 ) -> (Option<CatalogEntry>, Option<EntrySketch>) {
     let pointer = element(entries_pointer, index);
     let Value::Object(entry) = value else {
@@ -136,6 +149,9 @@ pub(crate) fn read_entry(
             "give the name clients call the tool by, e.g. \"salesforce.query\"",
         )
         .map(str::to_owned);
+    if let Field::Valid(name) = &tool_name {
+        refuse_control_characters(&mut problems, name, &pointer, "tool_name");
+    }
     let upstream_name = match problems.optional_string(
         entry,
         &pointer,
@@ -146,9 +162,16 @@ pub(crate) fn read_entry(
         other => other.map(str::to_owned),
     };
 
+    if let (Field::Valid(name), Some(Value::String(_))) =
+        (&upstream_name, entry.get("upstream_name"))
+    {
+        refuse_control_characters(&mut problems, name, &pointer, "upstream_name");
+    }
+
     let (server, server_sketch) = match server_object(&mut problems, entry, &pointer) {
         Some(server) => {
-            let (binding, sketch) = read_server(&mut problems, server, &child(&pointer, "server"));
+            let (binding, sketch) =
+                read_server(&mut problems, server, &child(&pointer, "server"), path_var);
             (binding, Some(sketch))
         }
         None => (None, None),
@@ -202,16 +225,21 @@ pub(crate) fn read_entry(
         "added_at",
         "give the approval time in RFC 3339, e.g. \"2026-06-01T00:00:00Z\"",
     );
-    if let Field::Valid(text) = added_at {
-        if let Err(reason) = check_rfc3339(text) {
-            let at = problems.at(child(&pointer, "added_at"));
-            problems.push(CatalogError::BadAddedAt {
-                at,
-                value: text.to_owned(),
-                reason,
-            });
-        }
-    }
+    let added_at_utc = match added_at {
+        Field::Valid(text) => match check_rfc3339(text) {
+            Ok(time) => Some(time),
+            Err(reason) => {
+                let at = problems.at(child(&pointer, "added_at"));
+                problems.push(CatalogError::BadAddedAt {
+                    at,
+                    value: text.to_owned(),
+                    reason,
+                });
+                None
+            }
+        },
+        Field::Absent | Field::Invalid => None,
+    };
     let approved_by = problems.required_string(
         entry,
         &pointer,
@@ -251,6 +279,7 @@ pub(crate) fn read_entry(
             approved_definition,
             definition_hash: definition_hash?,
             added_at: added_at.valid()?.to_owned(),
+            added_at_utc: added_at_utc?,
             approved_by: approved_by.valid()?.to_owned(),
         })
     })();
@@ -341,5 +370,24 @@ fn check_definition_hash(
             None
         }
         _ => Some(stored),
+    }
+}
+
+/// A name with control characters (C0, DEL, C1: `char::is_control`) is refused: it is shown
+/// to people and models and written to logs, where such characters hide or forge text.
+fn refuse_control_characters(
+    problems: &mut Problems<'_>,
+    name: &str,
+    pointer: &str,
+    member: &'static str,
+) {
+    let code_points = CodePoints::of(name, char::is_control);
+    if !code_points.is_empty() {
+        let at = problems.at(child(pointer, member));
+        problems.push(CatalogError::ControlCharacters {
+            at,
+            member,
+            code_points,
+        });
     }
 }

@@ -5,11 +5,15 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use jcs_digest::{Digest, DigestParseError, StrictJsonError, ToolDigestError};
-use server_identity::{AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeIdError};
+use server_identity::{
+    AnchorsError, EntrypointError, FileDigestError, Fingerprint, FingerprintError, ModeError,
+    SpiffeId, SpiffeIdError,
+};
 
-use crate::endpoint::{AnchorsText, anchor_differences};
+use crate::binding::{AnchorsText, DigestsText, LocalServer, NetworkServer};
+use crate::code_points::CodePoints;
 use crate::location::Location;
-use crate::server::ServerBinding;
+use crate::printable::Printable;
 use crate::upstream_url::UrlProblem;
 
 /// A catalog that could not be loaded.
@@ -187,6 +191,37 @@ pub enum CatalogError {
         /// The rule that is broken, with its fix.
         source: AnchorsError,
     },
+    /// `spiffe_id` together with an explicit `tls_trust: "webpki"` (DESIGN.md §3): an
+    /// X509-SVID carries no host name for the web PKI check, the SPIFFE ID and its trust
+    /// domain's bundle replace that check, so writing both is a misunderstanding.
+    #[error(
+        "{at}: tls_trust \"webpki\" is written together with spiffe_id {spiffe_id}, but the SVID \
+         replaces the web PKI check (an X509-SVID carries no host name; its chain is checked \
+         against the trust bundle of its trust domain): remove tls_trust, or remove spiffe_id \
+         to trust the web PKI"
+    )]
+    SpiffeIdWithWebpkiTrust {
+        /// Where: the pointer of `tls_trust`.
+        at: Location,
+        /// The SPIFFE ID written next to it.
+        spiffe_id: SpiffeId,
+    },
+    /// A `tool_name` or `upstream_name` holds control characters (C0, DEL, C1): a name is
+    /// shown to people and models and written to logs, and a control character in it can
+    /// hide, reorder or forge what they read.
+    #[error(
+        "{at}: {member} contains control characters ({code_points}); a tool name is shown to \
+         people and models and written to logs, where control characters can hide or forge \
+         text: remove them"
+    )]
+    ControlCharacters {
+        /// Where: the pointer of the name.
+        at: Location,
+        /// `tool_name` or `upstream_name`.
+        member: &'static str,
+        /// The control characters, in order of appearance.
+        code_points: CodePoints,
+    },
     /// `spiffe_id` is not a SPIFFE ID.
     #[error("{at}: {source}")]
     BadSpiffeId {
@@ -303,18 +338,168 @@ pub enum CatalogError {
     ///
     /// Each entry that differs from the earliest entry for its endpoint is reported once,
     /// against that entry.
-    #[error("{}", IdentityConflictMessage { at, binding, other, other_binding, endpoint })]
+    #[error("{}", IdentityConflictMessage { at, binding, other, other_binding, endpoint, differences })]
     ConflictingServerIdentity {
         /// The later entry's `server` object.
         at: Location,
-        /// The later entry's server: its URL as written and its anchors.
-        binding: Box<ServerBinding>,
+        /// The later entry's server: its URL and its anchors.
+        binding: Box<NetworkServer>,
         /// The earlier entry's `server` object.
         other: Location,
-        /// The earlier entry's server: its URL as written and its anchors.
-        other_binding: Box<ServerBinding>,
+        /// The earlier entry's server: its URL and its anchors.
+        other_binding: Box<NetworkServer>,
         /// The endpoint both URLs reach, `host:port` (host lowercase, port 443 when absent).
         endpoint: String,
+        /// The members that differ, in schema order (`tls_fingerprint`, …, `tls_trust`).
+        differences: Vec<&'static str>,
+    },
+    /// A network server's member (`url`, `tls_fingerprint`, `backup_fingerprints`,
+    /// `spiffe_id`, `rotation_mode`, `tls_trust`) on a server that has a `command`.
+    #[error(
+        "{at}: {member} is a network server's member, but this server has a command (a local \
+         server, identified by its entrypoint_digests); a server has either url or command, \
+         never both: remove {member}"
+    )]
+    NotForLocalServer {
+        /// Where: the pointer of the member.
+        at: Location,
+        /// The member.
+        member: &'static str,
+    },
+    /// A local server's member (`cwd`, `env`, `inherit_env`, `entrypoint_digests`) on a
+    /// server without a `command`.
+    #[error(
+        "{at}: {member} is a local server's member, but this server has no command (it is a \
+         network server, reached at its url): remove {member}, or replace url with command"
+    )]
+    NotForNetworkServer {
+        /// Where: the pointer of the member.
+        at: Location,
+        /// The member.
+        member: &'static str,
+    },
+    /// A process argument, path or environment text holds a NUL, which none can carry.
+    #[error(
+        "{at}: the text holds a NUL character (U+0000), which no process argument, path or \
+         environment variable can carry: remove it"
+    )]
+    NulCharacter {
+        /// Where: the pointer of the text.
+        at: Location,
+    },
+    /// A path that must be absolute is not (`cwd`, `command[0]` with a `/`), or an
+    /// `entrypoint_digests` key names no file.
+    #[error("{at}: {path:?} is not usable here; {hint}")]
+    RelativePath {
+        /// Where: the pointer of the path.
+        at: Location,
+        /// The path as written.
+        path: String,
+        /// What to write instead.
+        hint: &'static str,
+    },
+    /// A bare `command[0]` is not an executable file in any absolute directory of the
+    /// gateway's `PATH`.
+    #[error(
+        "{at}: the program {program:?} is not an executable file in any absolute directory of \
+         the gateway's PATH ({}); write its absolute path, or install it",
+        PathList(searched)
+    )]
+    ProgramNotFound {
+        /// Where: the pointer of `command[0]`.
+        at: Location,
+        /// The name as written.
+        program: String,
+        /// The directories searched, in order.
+        searched: Vec<PathBuf>,
+    },
+    /// The program `command[0]` resolves to is not one of the `entrypoint_digests`.
+    #[error(
+        "{at}: the program {} (command[0]) is not listed ({}); its digest is what identifies \
+         this server before every spawn: add \"{}\": \"sha256:...\"",
+        Printable(&program.to_string_lossy()),
+        ListedPaths(listed),
+        Printable(&program.to_string_lossy())
+    )]
+    ProgramNotDigested {
+        /// Where: the pointer of `entrypoint_digests`.
+        at: Location,
+        /// The resolved program.
+        program: PathBuf,
+        /// The paths listed, resolved, in path order.
+        listed: Vec<PathBuf>,
+    },
+    /// An `env` member name or an `inherit_env` element is not a variable name.
+    #[error(
+        "{at}: {name:?} is not an environment variable name (empty, or holding '=' or NUL); \
+         fix the name"
+    )]
+    BadVariableName {
+        /// Where: the pointer of the name.
+        at: Location,
+        /// The name as written.
+        name: String,
+    },
+    /// A variable is listed twice in `inherit_env`.
+    #[error("{at}: {name:?} is already listed at {first}; list each variable once")]
+    DuplicateVariable {
+        /// Where: the pointer of the repetition.
+        at: Location,
+        /// The variable.
+        name: String,
+        /// The JSON Pointer of its first occurrence.
+        first: String,
+    },
+    /// A variable is both set in `env` and inherited.
+    #[error(
+        "{at}: {name:?} is both set in env and inherited (inherit_env), so which value the \
+         server gets would be ambiguous: keep one"
+    )]
+    VariableSetAndInherited {
+        /// Where: the pointer of the `inherit_env` element.
+        at: Location,
+        /// The variable.
+        name: String,
+    },
+    /// An `entrypoint_digests` value is not a `sha256:<64 hex>` text.
+    #[error("{at}: {source}")]
+    BadEntrypointDigest {
+        /// Where: the pointer of the digest.
+        at: Location,
+        /// The parse error (`server-identity`'s, which says what to write).
+        source: FileDigestError,
+    },
+    /// An `entrypoint_digests` path cannot join the set (two keys resolve to one file).
+    #[error("{at}: {source}")]
+    Entrypoint {
+        /// Where: the pointer of the path.
+        at: Location,
+        /// Why.
+        source: EntrypointError,
+    },
+    /// Two entries start the same local command (argv, cwd, env) with different
+    /// `entrypoint_digests`: the same files run whichever tool is called, so one of the two
+    /// fails its entrypoint check before every spawn, or two versions were approved for one
+    /// server unnoticed. The whole catalog is refused, like
+    /// [`ConflictingServerIdentity`](Self::ConflictingServerIdentity).
+    #[error(
+        "{at}: the local server {binding} is bound here to entrypoint_digests {}, but {other} \
+         binds the same command, cwd and env to {}; the same command runs the same files \
+         whichever tool is called, so one of the two entries fails its entrypoint check before \
+         every spawn, or two versions were approved for one server unnoticed: give every entry \
+         for this command the same entrypoint_digests",
+        DigestsText(binding.entrypoint_digests()),
+        DigestsText(other_binding.entrypoint_digests())
+    )]
+    ConflictingLocalIdentity {
+        /// The later entry's `server` object.
+        at: Location,
+        /// The later entry's server.
+        binding: Box<LocalServer>,
+        /// The earlier entry's `server` object.
+        other: Location,
+        /// The earlier entry's server.
+        other_binding: Box<LocalServer>,
     },
     /// Two or more entries share one `tool_name` (seed 003 §3): the whole catalog is refused.
     ///
@@ -348,6 +533,8 @@ impl CatalogError {
             | CatalogError::BadFingerprint { at, .. }
             | CatalogError::DuplicateFingerprint { at, .. }
             | CatalogError::BadSpiffeId { at, .. }
+            | CatalogError::SpiffeIdWithWebpkiTrust { at, .. }
+            | CatalogError::ControlCharacters { at, .. }
             | CatalogError::UnknownMode { at, .. }
             | CatalogError::BadAddedAt { at, .. }
             | CatalogError::BadDefinitionHash { at, .. }
@@ -356,7 +543,19 @@ impl CatalogError {
             | CatalogError::BothSpellings { at, .. }
             | CatalogError::DefinitionNameMismatch { at, .. }
             | CatalogError::DefinitionNotDigestible { at, .. }
-            | CatalogError::ConflictingServerIdentity { at, .. } => Some(at),
+            | CatalogError::ConflictingServerIdentity { at, .. }
+            | CatalogError::NotForLocalServer { at, .. }
+            | CatalogError::NotForNetworkServer { at, .. }
+            | CatalogError::NulCharacter { at }
+            | CatalogError::RelativePath { at, .. }
+            | CatalogError::ProgramNotFound { at, .. }
+            | CatalogError::ProgramNotDigested { at, .. }
+            | CatalogError::BadVariableName { at, .. }
+            | CatalogError::DuplicateVariable { at, .. }
+            | CatalogError::VariableSetAndInherited { at, .. }
+            | CatalogError::BadEntrypointDigest { at, .. }
+            | CatalogError::Entrypoint { at, .. }
+            | CatalogError::ConflictingLocalIdentity { at, .. } => Some(at),
         }
     }
 }
@@ -417,15 +616,19 @@ impl fmt::Display for CollisionMessage<'_> {
 /// identities, what differs, and the fix.
 struct IdentityConflictMessage<'a> {
     at: &'a Location,
-    binding: &'a ServerBinding,
+    binding: &'a NetworkServer,
     other: &'a Location,
-    other_binding: &'a ServerBinding,
+    other_binding: &'a NetworkServer,
     endpoint: &'a str,
+    differences: &'a [&'static str],
 }
 
 impl fmt::Display for IdentityConflictMessage<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (url, other_url) = (self.binding.url(), self.other_binding.url());
+        let (url, other_url) = (
+            self.binding.url().as_str(),
+            self.other_binding.url().as_str(),
+        );
         write!(
             f,
             "{}: the server {} is bound here to {}, but {} binds ",
@@ -453,7 +656,7 @@ impl fmt::Display for IdentityConflictMessage<'_> {
              tls_trust (for a planned key rotation, list the new key in backup_fingerprints of \
              each)",
             AnchorsText(self.other_binding.anchors()),
-            anchor_differences(self.binding.anchors(), self.other_binding.anchors()).join(", "),
+            self.differences.join(", "),
             self.endpoint,
         )
     }
@@ -502,17 +705,35 @@ impl fmt::Display for Recomputed {
     }
 }
 
-/// Text as written, with control characters escaped so that it stays on its line.
-pub(crate) struct Printable<'a>(pub(crate) &'a str);
+/// Directories, `:`-separated as `PATH` writes them, or `PATH is empty or unset`.
+struct PathList<'a>(&'a [PathBuf]);
 
-impl fmt::Display for Printable<'_> {
+impl fmt::Display for PathList<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for character in self.0.chars() {
-            if character.is_control() {
-                write!(f, "{}", character.escape_default())?;
-            } else {
-                write!(f, "{character}")?;
+        if self.0.is_empty() {
+            return f.write_str("it has none");
+        }
+        for (position, path) in self.0.iter().enumerate() {
+            if position > 0 {
+                f.write_str(":")?;
             }
+            write!(f, "{}", Printable(&path.to_string_lossy()))?;
+        }
+        Ok(())
+    }
+}
+
+/// `listed: a, b`.
+struct ListedPaths<'a>(&'a [PathBuf]);
+
+impl fmt::Display for ListedPaths<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("listed: ")?;
+        for (position, path) in self.0.iter().enumerate() {
+            if position > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", Printable(&path.to_string_lossy()))?;
         }
         Ok(())
     }
