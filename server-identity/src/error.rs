@@ -117,6 +117,21 @@ pub enum IdentityError {
         /// The SVID's ID.
         presented: SpiffeId,
     },
+    /// The SVID leaf lacks the `digitalSignature` key usage, or has no keyUsage extension at
+    /// all (X509-SVID §4.3: the extension MUST be set and a leaf MUST set digitalSignature).
+    #[error(
+        "identity mismatch (spiffe_id): the leaf for {presented} has {}; an X509-SVID leaf must \
+         carry the keyUsage extension with digitalSignature (X509-SVID §4.3): reissue the SVID \
+         with it",
+        key_usage_text(key_usage)
+    )]
+    SvidWithoutDigitalSignature {
+        /// The SVID's ID.
+        presented: SpiffeId,
+        /// The keyUsage bits the leaf sets (RFC 5280 names, in bit order); `None` when it has
+        /// no keyUsage extension.
+        key_usage: Option<Vec<String>>,
+    },
     /// The SVID chain does not validate to the trust domain's bundle (or is out of date).
     #[error(
         "identity mismatch (spiffe_id): the SVID does not validate to the trust bundle of \
@@ -138,6 +153,14 @@ fn backups_text(backups: &[Fingerprint]) -> String {
     format!(" (or a backup: {})", list.join(", "))
 }
 
+fn key_usage_text(key_usage: &Option<Vec<String>>) -> String {
+    match key_usage.as_deref() {
+        None => "no keyUsage extension".to_owned(),
+        Some([]) => "an empty keyUsage".to_owned(),
+        Some(bits) => format!("keyUsage {} without digitalSignature", bits.join(", ")),
+    }
+}
+
 fn uris_text(uris: &[String]) -> String {
     if uris.is_empty() {
         "none".to_owned()
@@ -157,6 +180,7 @@ impl IdentityError {
             | IdentityError::SvidInvalidId { .. }
             | IdentityError::SpiffeIdMismatch { .. }
             | IdentityError::SvidIsCa { .. }
+            | IdentityError::SvidWithoutDigitalSignature { .. }
             | IdentityError::SvidChainRejected { .. } => Anchor::SpiffeId,
         }
     }

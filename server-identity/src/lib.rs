@@ -77,6 +77,7 @@ mod fingerprint;
 mod leaf;
 mod modes;
 mod observe;
+mod pin;
 mod problem;
 mod rfc3339;
 mod spiffe;
@@ -92,6 +93,7 @@ pub use {
         leaf::PresentedIdentity,
         modes::{ModeError, RotationMode, TlsTrust},
         observe::{Observation, ObserveError, observe},
+        pin::{ConnectionIdentity, PinMatch},
         problem::CertificateProblem,
         spiffe::{SpiffeId, SpiffeIdError},
         verifier::{IdentityVerified, ServerIdentityVerifier, client_config},

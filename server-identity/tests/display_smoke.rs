@@ -1,13 +1,35 @@
-//! Display smoke test of the error enums besides `IdentityError` (which has its own exact
-//! test): each message shows the values it carries.
+//! Display smoke test of the error enums (`IdentityError` also has its own exact test in
+//! `errors.rs`): each message shows the values it carries.
 
 use server_identity::{
-    AnchorsError, BundleError, CertificateProblem, ConfigError, ObserveError, SpiffeIdError,
+    AnchorsError, BundleError, CertificateProblem, ConfigError, IdentityError, ObserveError,
+    SpiffeIdError,
 };
 
 #[test]
 fn messages_carry_their_values() {
     let cases: Vec<(String, &[&str])> = vec![
+        (
+            IdentityError::SvidWithoutDigitalSignature {
+                presented: "spiffe://td/w".parse().unwrap(),
+                key_usage: Some(vec!["keyAgreement".to_owned()]),
+            }
+            .to_string(),
+            &[
+                "spiffe://td/w",
+                "keyUsage keyAgreement",
+                "digitalSignature",
+                "reissue",
+            ],
+        ),
+        (
+            IdentityError::SvidWithoutDigitalSignature {
+                presented: "spiffe://td/w".parse().unwrap(),
+                key_usage: None,
+            }
+            .to_string(),
+            &["spiffe://td/w", "no keyUsage extension", "digitalSignature"],
+        ),
         (
             CertificateProblem::UnknownIssuer.to_string(),
             &["unknown certificate authority"],

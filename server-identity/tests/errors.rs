@@ -91,6 +91,33 @@ fn every_variant() -> Vec<(IdentityError, Anchor, &'static str)> {
             "identity mismatch (spiffe_id): the leaf for spiffe://td/a is a CA or may sign certificates; a leaf SVID must not be",
         ),
         (
+            IdentityError::SvidWithoutDigitalSignature {
+                presented: id("spiffe://td/a"),
+                key_usage: Some(vec![
+                    "keyEncipherment".to_owned(),
+                    "keyAgreement".to_owned(),
+                ]),
+            },
+            Anchor::SpiffeId,
+            "identity mismatch (spiffe_id): the leaf for spiffe://td/a has keyUsage keyEncipherment, keyAgreement without digitalSignature; an X509-SVID leaf must carry the keyUsage extension with digitalSignature (X509-SVID §4.3): reissue the SVID with it",
+        ),
+        (
+            IdentityError::SvidWithoutDigitalSignature {
+                presented: id("spiffe://td/a"),
+                key_usage: None,
+            },
+            Anchor::SpiffeId,
+            "identity mismatch (spiffe_id): the leaf for spiffe://td/a has no keyUsage extension; an X509-SVID leaf must carry the keyUsage extension with digitalSignature (X509-SVID §4.3): reissue the SVID with it",
+        ),
+        (
+            IdentityError::SvidWithoutDigitalSignature {
+                presented: id("spiffe://td/a"),
+                key_usage: Some(vec![]),
+            },
+            Anchor::SpiffeId,
+            "identity mismatch (spiffe_id): the leaf for spiffe://td/a has an empty keyUsage; an X509-SVID leaf must carry the keyUsage extension with digitalSignature (X509-SVID §4.3): reissue the SVID with it",
+        ),
+        (
             IdentityError::SvidChainRejected {
                 trust_domain: "td".to_owned(),
                 problem: CertificateProblem::Expired {

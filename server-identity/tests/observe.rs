@@ -1,21 +1,12 @@
 //! `observe`: what a real loopback server presents, with and without roots; URL and
 //! connection errors. The observed server must receive no application data.
 
-use std::sync::Arc;
-
-use rustls::RootCertStore;
 use server_identity::{CertificateProblem, ObserveError, SpiffeId, observe};
 
 use crate::loopback::{server_config, spawn_server};
 use crate::pki::{
     Ca, HOST, KeyType, SVID_ID, ServerCert, server_cert, server_params, spki_sha256, svid_params,
 };
-
-fn roots(ca: &Ca) -> Arc<RootCertStore> {
-    let mut roots = RootCertStore::empty();
-    roots.add(ca.cert.clone()).unwrap();
-    Arc::new(roots)
-}
 
 #[tokio::test]
 async fn observes_a_ca_valid_server_by_ip_address() {
@@ -27,7 +18,7 @@ async fn observes_a_ca_valid_server_by_ip_address() {
     let (port, server) = spawn_server(server_config(&cert, &rustls::version::TLS13)).await;
 
     let url = format!("https://127.0.0.1:{port}/mcp");
-    let seen = observe(&url, Some(roots(&ca))).await.unwrap();
+    let seen = observe(&url, Some(ca.roots())).await.unwrap();
     assert_eq!(seen.url, url);
     assert_eq!(seen.spki_sha256, spki_sha256(&key));
     assert_eq!(seen.cert_sha256, cert.cert_sha256());
@@ -51,7 +42,7 @@ async fn reports_why_the_chain_is_not_valid_for_the_url() {
     let key = KeyType::Ed25519.key();
     let cert = server_cert(&ca, &key, 1);
     let (port, server) = spawn_server(server_config(&cert, &rustls::version::TLS12)).await;
-    let seen = observe(&format!("https://127.0.0.1:{port}"), Some(roots(&ca)))
+    let seen = observe(&format!("https://127.0.0.1:{port}"), Some(ca.roots()))
         .await
         .unwrap();
     assert_eq!(seen.chain_valid, Some(false));

@@ -32,3 +32,5 @@ mod display_smoke;
 mod presented;
 // No session resumption: every connection a full handshake, a key change behind kept ticket keys refused.
 mod no_resumption;
+// ConnectionIdentity: which pin each established connection matched, from its own chain.
+mod connection_identity;
