@@ -20,6 +20,9 @@ mod e2e_support;
 // Every denial end to end (reason, code, audit entry) in both generations on both sides.
 mod e2e_denials;
 
+// Every connection a full handshake (tickets offered, connections closed); the identity of the carrying connection in the audit.
+mod e2e_every_connection;
+
 // Definition-check freshness: per-call listings, max-age reuse and its invalidation.
 mod e2e_freshness;
 

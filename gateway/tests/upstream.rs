@@ -326,7 +326,7 @@ async fn a_lost_event_stream_is_reopened_and_counts_as_an_invalidation() {
 }
 
 #[tokio::test]
-async fn a_forgotten_session_is_initialized_again_once_and_invalidates() {
+async fn a_forgotten_session_is_initialized_again_and_a_call_in_it_is_not_re_sent() {
     bounded(async {
         let upstream = start(DemoUpstreamConfig::new().stateless(false)).await;
         let options = UpstreamOptions {
@@ -342,15 +342,37 @@ async fn a_forgotten_session_is_initialized_again_once_and_invalidates() {
         assert_eq!(client.session_id().as_deref(), Some("demo-session-1"));
 
         upstream.controls().forget_sessions();
-        let result = client
-            .call_tool("echo", Some(json!({"text": "2"})), None)
-            .await
-            .unwrap();
-        assert_eq!(result["content"][0]["text"], "2");
+        // Idempotent requests are sent again in a new session...
+        assert_eq!(client.list_tools().await.unwrap().len(), 3);
         assert_eq!(client.session_id().as_deref(), Some("demo-session-2"));
         assert_eq!(upstream.controls().method_count("initialize"), 2);
-        assert_eq!(upstream.controls().method_count("tools/call"), 3);
         assert_eq!(*invalidations.borrow(), 1);
+
+        // ...a tools/call never is: it was checked for the session it was sent in (DESIGN.md
+        // §5, "A check is never outrun").
+        upstream.controls().forget_sessions();
+        let error = client
+            .call_tool("echo", Some(json!({"text": "2"})), None)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            UpstreamError::SessionLost {
+                url: upstream.url().to_owned()
+            }
+        );
+        assert_eq!(error.reason(), "upstream_unavailable");
+        assert_eq!(upstream.controls().method_count("tools/call"), 2);
+        assert_eq!(upstream.controls().method_count("initialize"), 2);
+        assert_eq!(*invalidations.borrow(), 2);
+        // The next call opens a new session.
+        let result = client
+            .call_tool("echo", Some(json!({"text": "3"})), None)
+            .await
+            .unwrap();
+        assert_eq!(result["content"][0]["text"], "3");
+        assert_eq!(client.session_id().as_deref(), Some("demo-session-3"));
+        assert_eq!(upstream.controls().method_count("tools/call"), 3);
     })
     .await;
 }

@@ -15,7 +15,7 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use super::config::{DiscoverRefusal, ResponseMode};
-use super::controls::{Fault, State};
+use super::controls::{DemoControls, Fault, State};
 use super::tools;
 
 /// The 2026-07-28 method that opens a notification stream.
@@ -130,12 +130,29 @@ async fn handle_post(
         }
     };
 
+    if let (Some(delay), mcp::methods::TOOLS_LIST) =
+        (state.config.page_delay, request.method.as_str())
+    {
+        tokio::time::sleep(delay).await;
+    }
     let fault = state.fault_for(&request.method);
     if let Some(Fault::Delay(delay)) = &fault {
         tokio::time::sleep(*delay).await;
     }
     if let Some(delay) = state.delay() {
         tokio::time::sleep(delay).await;
+    }
+    if let Some(Fault::SessionLost) = &fault {
+        DemoControls {
+            state: state.clone(),
+        }
+        .forget_sessions();
+        return Ok(error_response(
+            StatusCode::NOT_FOUND,
+            Some(request.id),
+            -32001,
+            "Session not found",
+        ));
     }
     if let Some(fault) = fault {
         if let Some(response) = faulty_answer(&fault, &request)? {
@@ -161,7 +178,7 @@ fn faulty_answer(
     let id = request.id.to_value();
     Ok(Some(match fault {
         Fault::Reset => return Err(CloseConnection),
-        Fault::Delay(_) => return Ok(None),
+        Fault::Delay(_) | Fault::SessionLost => return Ok(None),
         Fault::NotJson => json("this is not JSON".to_owned()),
         Fault::DuplicateMember => json(format!(
             r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}},"result":{{"content":[]}}}}"#
@@ -446,6 +463,8 @@ fn list_page(state: &State, cursor: Option<&Value>) -> Result<Value, ErrorObject
     };
     let page = match cursor {
         None | Some(Value::Null) => 0,
+        // A cursor loop: every page is the first one again.
+        Some(_) if state.config.repeat_cursor => 0,
         Some(Value::String(cursor)) => cursor
             .strip_prefix("page-")
             .and_then(|number| number.parse::<usize>().ok())
@@ -471,7 +490,17 @@ fn list_page(state: &State, cursor: Option<&Value>) -> Result<Value, ErrorObject
     let start = page * page_size;
     let end = (start + page_size).min(tools.len());
     let mut result = json!({"tools": tools.get(start..end).unwrap_or_default()});
-    if end < tools.len() {
+    if state.config.page_padding > 0 {
+        if let Some(object) = result.as_object_mut() {
+            let padding = "x".repeat(state.config.page_padding);
+            object.insert("_meta".to_owned(), json!({ "padding": padding }));
+        }
+    }
+    if state.config.repeat_cursor {
+        if let Some(object) = result.as_object_mut() {
+            object.insert("nextCursor".to_owned(), Value::from("page-1"));
+        }
+    } else if end < tools.len() {
         if let Some(object) = result.as_object_mut() {
             object.insert(
                 "nextCursor".to_owned(),
