@@ -23,6 +23,9 @@ mod e2e_denials;
 // Every connection a full handshake (tickets offered, connections closed); the identity of the carrying connection in the audit.
 mod e2e_every_connection;
 
+// Listings are bounded: bytes across pages, deadline, repeated cursor; a call waiting on one.
+mod listing_bounds;
+
 // Definition-check freshness: per-call listings, max-age reuse and its invalidation.
 mod e2e_freshness;
 

@@ -203,9 +203,12 @@ impl Router {
             &options.bundles,
             &options.upstream,
         )?;
+        // A listing ends within its deadline; a per-call check may wait for the one in flight
+        // and then its own.
+        let wait_limit = options.upstream.listing_deadline().saturating_mul(2);
         let definitions = upstreams
             .iter()
-            .map(|_| LiveDefinitions::new(options.freshness))
+            .map(|_| LiveDefinitions::with_wait_limit(options.freshness, wait_limit))
             .collect();
         Ok(Router {
             catalog,

@@ -60,6 +60,8 @@ pub(super) struct State {
     connections_accepted: AtomicU64,
     handshakes_completed: AtomicU64,
     handshakes_resumed: AtomicU64,
+    page_padding: AtomicU64,
+    repeat_cursor: std::sync::atomic::AtomicBool,
     streams_open: AtomicU64,
     streams_opened: AtomicU64,
     /// Bumped to close every connection (and so every event stream).
@@ -90,6 +92,8 @@ impl State {
             rustls::server::ServerSessionMemoryCache::new(256);
         let tls = resumable(identity, &ticketer, &session_cache)?;
         let (list_changed, _) = broadcast::channel(64);
+        let page_padding = config.page_padding as u64;
+        let repeat_cursor = config.repeat_cursor;
         let (close_connections, _) = watch::channel(0);
         let (close_streams, _) = watch::channel(0);
         Ok(State {
@@ -111,6 +115,8 @@ impl State {
             connections_accepted: AtomicU64::new(0),
             handshakes_completed: AtomicU64::new(0),
             handshakes_resumed: AtomicU64::new(0),
+            page_padding: AtomicU64::new(page_padding),
+            repeat_cursor: std::sync::atomic::AtomicBool::new(repeat_cursor),
             streams_open: AtomicU64::new(0),
             streams_opened: AtomicU64::new(0),
             close_connections,
@@ -152,6 +158,14 @@ impl State {
             Some((Some(only), fault)) if only == method => Some(fault.clone()),
             _ => None,
         }
+    }
+
+    pub(super) fn page_padding(&self) -> usize {
+        usize::try_from(self.page_padding.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
+    }
+
+    pub(super) fn repeat_cursor(&self) -> bool {
+        self.repeat_cursor.load(Ordering::Relaxed)
     }
 
     pub(super) fn delay(&self) -> Option<Duration> {
@@ -243,6 +257,18 @@ impl DemoControls {
             .pending_list_changed
             .fetch_add(1, Ordering::Relaxed);
         let _ = self.state.list_changed.send(());
+    }
+
+    /// Pads every `tools/list` page from now on (see `DemoUpstreamConfig::page_padding`).
+    pub fn set_page_padding(&self, bytes: usize) {
+        self.state
+            .page_padding
+            .store(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Starts or stops the cursor loop (see `DemoUpstreamConfig::repeat_cursor`).
+    pub fn set_repeat_cursor(&self, enabled: bool) {
+        self.state.repeat_cursor.store(enabled, Ordering::Relaxed);
     }
 
     /// Delays every answer by `delay` (`None`: answer at once).

@@ -464,7 +464,7 @@ fn list_page(state: &State, cursor: Option<&Value>) -> Result<Value, ErrorObject
     let page = match cursor {
         None | Some(Value::Null) => 0,
         // A cursor loop: every page is the first one again.
-        Some(_) if state.config.repeat_cursor => 0,
+        Some(_) if state.repeat_cursor() => 0,
         Some(Value::String(cursor)) => cursor
             .strip_prefix("page-")
             .and_then(|number| number.parse::<usize>().ok())
@@ -490,13 +490,14 @@ fn list_page(state: &State, cursor: Option<&Value>) -> Result<Value, ErrorObject
     let start = page * page_size;
     let end = (start + page_size).min(tools.len());
     let mut result = json!({"tools": tools.get(start..end).unwrap_or_default()});
-    if state.config.page_padding > 0 {
+    let padding = state.page_padding();
+    if padding > 0 {
         if let Some(object) = result.as_object_mut() {
-            let padding = "x".repeat(state.config.page_padding);
+            let padding = "x".repeat(padding);
             object.insert("_meta".to_owned(), json!({ "padding": padding }));
         }
     }
-    if state.config.repeat_cursor {
+    if state.repeat_cursor() {
         if let Some(object) = result.as_object_mut() {
             object.insert("nextCursor".to_owned(), Value::from("page-1"));
         }
