@@ -26,6 +26,9 @@ mod e2e_every_connection;
 // Listings are bounded: bytes across pages, deadline, repeated cursor; a call waiting on one.
 mod listing_bounds;
 
+// Pass-through arguments and results byte for byte (both generations, JSON and SSE); definitions strict.
+mod e2e_pass_through;
+
 // Definition-check freshness: per-call listings, max-age reuse and its invalidation.
 mod e2e_freshness;
 

@@ -659,7 +659,7 @@ async fn malformed_answers_are_upstream_errors_with_what_was_wrong() {
                 );
                 if fault == Fault::DuplicateMember {
                     assert!(
-                        detail.contains("duplicate member name \"result\""),
+                        detail.contains("the member name \"result\" twice in one object"),
                         "{detail}"
                     );
                 }

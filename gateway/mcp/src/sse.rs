@@ -187,8 +187,13 @@ impl SseParser {
 pub fn encode_sse_event(message: &Message) -> Vec<u8> {
     let json = message.to_vec();
     let mut event = Vec::with_capacity(json.len() + 24);
-    event.extend_from_slice(b"event: message\ndata: ");
-    event.extend_from_slice(&json);
+    event.extend_from_slice(b"event: message");
+    // A pass-through result may hold line breaks (whitespace between tokens: JSON strings
+    // cannot): each line goes in a `data:` line of its own, which the reader joins with LF.
+    for line in json.split(|&byte| byte == b'\n') {
+        event.extend_from_slice(b"\ndata: ");
+        event.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+    }
     event.extend_from_slice(b"\n\n");
     event
 }

@@ -60,7 +60,7 @@ use crate::audit::{
     AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity, arguments_digest,
 };
 use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
-use crate::mcp::{ErrorObject, error_codes};
+use crate::mcp::{ErrorObject, RawJson, error_codes};
 use crate::upstream::{ObservedIdentity, UpstreamClient, UpstreamError, UpstreamOptions};
 
 pub use self::denial::{Denial, DenialReason, codes, error_code};
@@ -72,8 +72,8 @@ pub use self::upstreams::RouterBuildError;
 pub struct ToolCall {
     /// `params.name`: the catalog tool name.
     pub tool: String,
-    /// `params.arguments`, passed through unchanged.
-    pub arguments: Option<Map<String, Value>>,
+    /// `params.arguments` as the client sent it (well-formed JSON), passed through unchanged.
+    pub arguments: Option<RawJson>,
     /// `params._meta`, passed through (without the client's `io.modelcontextprotocol/*` keys).
     pub meta: Option<Map<String, Value>>,
     /// The client's session, for the audit log.
@@ -94,9 +94,9 @@ impl ToolCall {
         }
     }
 
-    /// The same call with `arguments`.
+    /// The same call with `arguments` (written in serde_json's form).
     pub fn with_arguments(mut self, arguments: Map<String, Value>) -> ToolCall {
-        self.arguments = Some(arguments);
+        self.arguments = Some(RawJson::from_value(&Value::Object(arguments)));
         self
     }
 }
@@ -256,7 +256,10 @@ impl Router {
     ///
     /// [`CallFailure::Denied`] with the recorded denial, or [`CallFailure::AuditUnavailable`]
     /// when no decision could be recorded.
-    pub async fn call_tool(&self, call: ToolCall) -> Result<Value, CallFailure> {
+    ///
+    /// The result is the upstream's, byte for byte (DESIGN.md §5, "Pass-through data is not
+    /// rewritten").
+    pub async fn call_tool(&self, call: ToolCall) -> Result<RawJson, CallFailure> {
         let started = Instant::now();
         let ToolCall {
             tool,
@@ -265,10 +268,15 @@ impl Router {
             session_id,
             request_id,
         } = call;
-        let arguments_value = call_arguments.map(Value::Object);
+        let arguments_value = call_arguments;
+        // AUDIT API: `arguments_digest` takes a `Value`, so the digest is computed only for
+        // arguments the strict reader accepts and that canonicalize (RFC 8785); for others
+        // (an integer beyond 2^53, a number beyond the double range) it is `None`, which the
+        // entry cannot yet tell apart from "no arguments". The call itself goes on either way.
         let arguments = arguments_value
             .as_ref()
-            .and_then(|arguments| arguments_digest(arguments).ok());
+            .and_then(|arguments| arguments.to_value().ok())
+            .and_then(|arguments| arguments_digest(&arguments).ok());
         let base = CallRecord {
             arguments,
             session_id,
@@ -341,10 +349,10 @@ impl Router {
         upstream: &UpstreamClient,
         definitions: &LiveDefinitions<UpstreamError>,
         base: &CallRecord,
-        arguments: &Option<Value>,
+        arguments: &Option<RawJson>,
         meta: &Option<Map<String, Value>>,
         started: Instant,
-    ) -> Result<Value, Forward> {
+    ) -> Result<RawJson, Forward> {
         let tool = entry.tool_name();
         let expected = entry.definition_hash();
         // Step 2: a connection through the pinning verifier, and the protocol state.

@@ -19,7 +19,8 @@ use super::names;
 use super::options::UpstreamOptions;
 use super::transport::{Answer, Outgoing, Transport};
 use crate::mcp::{
-    self, Generation, Message, Notification, ProtocolVersion, Request, RequestId, ResponsePayload,
+    self, Generation, Message, Notification, ProtocolVersion, RawJson, Request, RequestId,
+    ResponsePayload,
 };
 
 const METHOD_NOT_FOUND: i64 = mcp::error_codes::METHOD_NOT_FOUND;
@@ -196,7 +197,8 @@ impl UpstreamClient {
             };
             bytes += exchanged.bytes;
             *pages += 1;
-            let Value::Object(mut result) = exchanged.result else {
+            // Definitions are hashed: a page is read strictly.
+            let Value::Object(mut result) = self.strict(method, &exchanged.result)? else {
                 return Err(self.malformed(method, "the result is not an object"));
             };
             match result.remove("tools") {
@@ -267,12 +269,16 @@ impl UpstreamClient {
         meta: Option<Value>,
     ) -> Result<Value, UpstreamError> {
         let path = self.call_path().await?;
-        self.call_tool_on(path, name, arguments, meta).await
+        let arguments = arguments.as_ref().map(RawJson::from_value);
+        let result = self.call_tool_on(path, name, arguments, meta).await?;
+        self.strict(mcp::methods::TOOLS_CALL, &result)
     }
 
     /// Sends the `tools/call` on `path`, its connection and session only: it is never sent
     /// again on another connection or into a new session (that would outrun the check made
-    /// for this path).
+    /// for this path). `arguments` are written as they are, and the result is returned as the
+    /// upstream wrote it (DESIGN.md §5, "Pass-through data is not rewritten": checked for
+    /// well-formedness only, so a large integer or a `1E+2` is carried unchanged).
     ///
     /// # Errors
     ///
@@ -285,15 +291,12 @@ impl UpstreamClient {
         &self,
         path: CallPath,
         name: &str,
-        arguments: Option<Value>,
+        arguments: Option<RawJson>,
         meta: Option<Value>,
-    ) -> Result<Value, UpstreamError> {
+    ) -> Result<RawJson, UpstreamError> {
         let method = mcp::methods::TOOLS_CALL;
         let mut params = Map::new();
         params.insert("name".to_owned(), Value::String(name.to_owned()));
-        if let Some(arguments) = arguments {
-            params.insert("arguments".to_owned(), arguments);
-        }
         if let Some(meta) = meta {
             params.insert("_meta".to_owned(), meta);
         }
@@ -301,8 +304,13 @@ impl UpstreamClient {
             lease, negotiated, ..
         } = path;
         let (sent_params, headers) = stamp(&negotiated, method, params);
+        let outgoing = Outbound {
+            params: sent_params,
+            arguments,
+            headers,
+        };
         let result = match self
-            .exchange_with_status(method, sent_params, headers, Some(lease), None)
+            .exchange_with_status(method, outgoing, Some(lease), None)
             .await
         {
             Ok(exchanged) => exchanged.result,
@@ -321,6 +329,13 @@ impl UpstreamClient {
             return Err(self.malformed(method, "the result is not an object"));
         }
         Ok(result)
+    }
+
+    /// A result read strictly, for what is interpreted (a listing, negotiation).
+    fn strict(&self, method: &str, result: &RawJson) -> Result<Value, UpstreamError> {
+        result.to_value().map_err(|error| {
+            self.malformed(method, &format!("the result is not strict JSON: {error}"))
+        })
     }
 
     /// A counter that increases whenever what was learned from the upstream may be stale: a
@@ -389,7 +404,7 @@ impl UpstreamClient {
         let retry_params = has_session(&negotiated).then(|| params.clone());
         let (sent_params, headers) = stamp(&negotiated, method, params);
         match self
-            .exchange_with_status(method, sent_params, headers, None, max_bytes)
+            .exchange_with_status(method, Outbound::new(sent_params, headers), None, max_bytes)
             .await
         {
             Ok(exchanged) => Ok(exchanged),
@@ -408,9 +423,14 @@ impl UpstreamClient {
                 };
                 let renewed = self.renegotiate(&negotiated).await?;
                 let (sent_params, headers) = stamp(&renewed, method, params);
-                self.exchange_with_status(method, sent_params, headers, None, max_bytes)
-                    .await
-                    .map_err(|(error, _)| error)
+                self.exchange_with_status(
+                    method,
+                    Outbound::new(sent_params, headers),
+                    None,
+                    max_bytes,
+                )
+                .await
+                .map_err(|(error, _)| error)
             }
             Err((error, _)) => Err(error),
         }
@@ -424,10 +444,14 @@ impl UpstreamClient {
         params: Map<String, Value>,
         headers: Vec<(HeaderName, HeaderValue)>,
     ) -> Result<(Value, Option<String>), UpstreamError> {
-        self.exchange_with_status(method, params, headers, None, None)
+        let exchanged = self
+            .exchange_with_status(method, Outbound::new(params, headers), None, None)
             .await
-            .map(|exchanged| (exchanged.result, exchanged.session_id))
-            .map_err(|(error, _)| error)
+            .map_err(|(error, _)| error)?;
+        Ok((
+            self.strict(method, &exchanged.result)?,
+            exchanged.session_id,
+        ))
     }
 
     /// As [`Self::exchange`], on `lease` when given, reading at most `max_bytes`, with the
@@ -435,16 +459,21 @@ impl UpstreamClient {
     async fn exchange_with_status(
         &self,
         method: &str,
-        params: Map<String, Value>,
-        headers: Vec<(HeaderName, HeaderValue)>,
+        outbound: Outbound,
         lease: Option<Lease>,
         max_bytes: Option<usize>,
     ) -> Result<Exchanged, (UpstreamError, Option<StatusCode>)> {
         let id = self.inner.next_request_id();
+        let Outbound {
+            params,
+            arguments,
+            headers,
+        } = outbound;
         let message = Message::Request(Request {
             id: id.clone(),
             method: method.to_owned(),
             params: Some(params),
+            arguments,
         });
         let answer = self
             .inner
@@ -726,9 +755,27 @@ impl Inner {
     }
 }
 
-/// What one exchange gave: the result, the answer's session id, and the bytes of its body.
+/// One request to send: its params, the pass-through `tools/call` arguments, its headers.
+struct Outbound {
+    params: Map<String, Value>,
+    arguments: Option<RawJson>,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Outbound {
+    fn new(params: Map<String, Value>, headers: Vec<(HeaderName, HeaderValue)>) -> Outbound {
+        Outbound {
+            params,
+            arguments: None,
+            headers,
+        }
+    }
+}
+
+/// What one exchange gave: the result as received, the answer's session id, and the bytes of
+/// its body.
 struct Exchanged {
-    result: Value,
+    result: RawJson,
     session_id: Option<String>,
     bytes: usize,
 }

@@ -61,6 +61,8 @@ pub(super) struct State {
     handshakes_completed: AtomicU64,
     handshakes_resumed: AtomicU64,
     page_padding: AtomicU64,
+    call_result: Mutex<Option<toolgate_mcp::RawJson>>,
+    last_arguments: Mutex<Option<String>>,
     repeat_cursor: std::sync::atomic::AtomicBool,
     streams_open: AtomicU64,
     streams_opened: AtomicU64,
@@ -116,6 +118,8 @@ impl State {
             handshakes_completed: AtomicU64::new(0),
             handshakes_resumed: AtomicU64::new(0),
             page_padding: AtomicU64::new(page_padding),
+            call_result: Mutex::new(None),
+            last_arguments: Mutex::new(None),
             repeat_cursor: std::sync::atomic::AtomicBool::new(repeat_cursor),
             streams_open: AtomicU64::new(0),
             streams_opened: AtomicU64::new(0),
@@ -158,6 +162,14 @@ impl State {
             Some((Some(only), fault)) if only == method => Some(fault.clone()),
             _ => None,
         }
+    }
+
+    pub(super) fn call_result(&self) -> Option<toolgate_mcp::RawJson> {
+        lock(&self.call_result).clone()
+    }
+
+    pub(super) fn record_arguments(&self, arguments: &str) {
+        *lock(&self.last_arguments) = Some(arguments.to_owned());
     }
 
     pub(super) fn page_padding(&self) -> usize {
@@ -257,6 +269,24 @@ impl DemoControls {
             .pending_list_changed
             .fetch_add(1, Ordering::Relaxed);
         let _ = self.state.list_changed.send(());
+    }
+
+    /// Answers every `tools/call` with exactly this `result` text from now on (`None`: the
+    /// tools' own results): numbers, member order and escapes as written, for pass-through
+    /// tests. Returns whether it was well-formed JSON (nothing is set otherwise).
+    pub fn set_call_result(&self, result: Option<&str>) -> bool {
+        let raw = match result.map(|text| toolgate_mcp::RawJson::from_slice(text.as_bytes())) {
+            None => None,
+            Some(Ok(raw)) => Some(raw),
+            Some(Err(_)) => return false,
+        };
+        *lock(&self.state.call_result) = raw;
+        true
+    }
+
+    /// The `params.arguments` of the last `tools/call`, exactly as received.
+    pub fn last_arguments(&self) -> Option<String> {
+        lock(&self.state.last_arguments).clone()
     }
 
     /// Pads every `tools/list` page from now on (see `DemoUpstreamConfig::page_padding`).

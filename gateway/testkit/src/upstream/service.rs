@@ -21,8 +21,8 @@ use super::tools;
 /// The 2026-07-28 method that opens a notification stream.
 const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 use toolgate_mcp::{
-    self as mcp, ErrorObject, Generation, Message, ProtocolVersion, Request, RequestId, Response,
-    error_codes,
+    self as mcp, ErrorObject, Generation, Message, ProtocolVersion, RawJson, Request, RequestId,
+    Response, error_codes,
 };
 
 pub(super) type Body = BoxBody<Bytes, Infallible>;
@@ -254,7 +254,7 @@ fn answer(state: &Arc<State>, headers: &HeaderMap, request: Request) -> http::Re
                 == Some(true);
             return event_stream(state, None, wants_tools.then_some(request.id));
         }
-        let result = dispatch(state, &request, Generation::Stateless);
+        let result = dispatch_raw(state, &request, Generation::Stateless);
         return respond(state, request.id, result, None);
     }
 
@@ -276,11 +276,11 @@ fn answer(state: &Arc<State>, headers: &HeaderMap, request: Request) -> http::Re
             .filter(|version| version.generation() == Generation::Session)
             .unwrap_or(ProtocolVersion::LATEST_SESSION);
         let session = state.open_session();
-        let result = Ok(json!({
+        let result = Ok(RawJson::from(json!({
             "protocolVersion": requested.as_str(),
             "capabilities": {"tools": {"listChanged": true}},
             "serverInfo": {"name": "toolgate-demo-upstream", "version": env!("CARGO_PKG_VERSION")}
-        }));
+        })));
         return respond(state, request.id, result, Some(session));
     }
     if !state.config.sessions {
@@ -310,7 +310,7 @@ fn answer(state: &Arc<State>, headers: &HeaderMap, request: Request) -> http::Re
         }
         Some(_) => {}
     }
-    let result = dispatch(state, &request, Generation::Session);
+    let result = dispatch_raw(state, &request, Generation::Session);
     respond(state, request.id, result, None)
 }
 
@@ -381,6 +381,24 @@ fn check_stateless(
     Ok(())
 }
 
+/// The answer to one request: a result set by [`super::DemoControls::set_call_result`] for
+/// `tools/call`, written as it is, or [`dispatch`]'s.
+fn dispatch_raw(
+    state: &State,
+    request: &Request,
+    generation: Generation,
+) -> Result<RawJson, ErrorObject> {
+    if request.method == mcp::methods::TOOLS_CALL {
+        if let Some(raw) = &request.arguments {
+            state.record_arguments(raw.as_str());
+        }
+        if let Some(result) = state.call_result() {
+            return Ok(result);
+        }
+    }
+    dispatch(state, request, generation).map(RawJson::from)
+}
+
 fn dispatch(
     state: &State,
     request: &Request,
@@ -412,13 +430,13 @@ fn dispatch(
                     "tools/call needs a string `name`",
                 )
             })?;
-            let arguments = match params.get("arguments") {
-                None | Some(Value::Null) => Map::new(),
-                Some(Value::Object(arguments)) => arguments.clone(),
+            let arguments = match request.arguments.as_ref().map(RawJson::to_value) {
+                None | Some(Ok(Value::Null)) => Map::new(),
+                Some(Ok(Value::Object(arguments))) => arguments,
                 Some(_) => {
                     return Err(ErrorObject::new(
                         error_codes::INVALID_PARAMS,
-                        "`arguments` must be an object",
+                        "`arguments` must be an object (read strictly)",
                     ));
                 }
             };
@@ -516,7 +534,7 @@ fn list_page(state: &State, cursor: Option<&Value>) -> Result<Value, ErrorObject
 fn respond(
     state: &State,
     id: RequestId,
-    result: Result<Value, ErrorObject>,
+    result: Result<RawJson, ErrorObject>,
     session: Option<String>,
 ) -> http::Response<Body> {
     let message = Message::Response(match result {
@@ -532,9 +550,7 @@ fn respond(
                     "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
                 );
             }
-            stream.push_str("event: message\ndata: ");
-            stream.push_str(&String::from_utf8_lossy(&message.to_vec()));
-            stream.push_str("\n\n");
+            stream.push_str(&String::from_utf8_lossy(&mcp::encode_sse_event(&message)));
             let mut response = http::Response::new(full(stream));
             response.headers_mut().insert(
                 CONTENT_TYPE,
