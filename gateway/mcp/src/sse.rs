@@ -189,10 +189,12 @@ pub fn encode_sse_event(message: &Message) -> Vec<u8> {
     let mut event = Vec::with_capacity(json.len() + 24);
     event.extend_from_slice(b"event: message");
     // A pass-through result may hold line breaks (whitespace between tokens: JSON strings
-    // cannot): each line goes in a `data:` line of its own, which the reader joins with LF.
-    for line in json.split(|&byte| byte == b'\n') {
+    // cannot): each line goes in a `data:` line of its own, which the reader joins with LF (so
+    // a CR there arrives as LF, the one change SSE framing forces).
+    let text = String::from_utf8_lossy(&json).replace("\r\n", "\n").replace('\r', "\n");
+    for line in text.split('\n') {
         event.extend_from_slice(b"\ndata: ");
-        event.extend_from_slice(line.strip_suffix(b"\r").unwrap_or(line));
+        event.extend_from_slice(line.as_bytes());
     }
     event.extend_from_slice(b"\n\n");
     event
