@@ -548,6 +548,39 @@ async fn a_connection_closed_mid_call_is_unavailable_and_the_next_call_reconnect
 }
 
 #[tokio::test]
+async fn a_call_whose_checked_connection_closed_is_not_sent_on_another() {
+    bounded(async {
+        let upstream = start(&DemoUpstreamConfig::new()).await;
+        let client = client_for(&upstream, quiet());
+        client.list_tools().await.unwrap();
+        // The path reuses the idle connection; the upstream then closes it.
+        let path = client.call_path().await.unwrap();
+        assert_eq!(client.connections_made(), 1);
+        upstream.controls().close_connections();
+        for _ in 0..500 {
+            if path.connection_closed() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(path.connection_closed());
+        let error = client
+            .call_tool_on(path, "echo", None, None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, UpstreamError::CallNotSent { url, .. } if url == upstream.url()),
+            "{error:?}"
+        );
+        assert_eq!(error.reason(), "upstream_unavailable");
+        // Not on another connection: the upstream never saw the call.
+        assert_eq!(upstream.controls().method_count("tools/call"), 0);
+        assert_eq!(client.connections_made(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_refused_connection_is_unavailable() {
     bounded(async {
         let port = {

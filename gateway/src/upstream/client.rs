@@ -795,6 +795,12 @@ impl CallPath {
     pub fn identity(&self) -> Option<&ObservedIdentity> {
         self.identity.as_ref()
     }
+
+    /// Whether the peer has closed this path's connection, as far as this side has seen: a
+    /// call on it then fails with [`UpstreamError::CallNotSent`], nothing sent.
+    pub fn connection_closed(&self) -> bool {
+        self.lease.sender.is_closed()
+    }
 }
 
 impl std::fmt::Debug for CallPath {
