@@ -170,6 +170,7 @@ fn a_decision_entry_records_every_member_in_reading_order() {
                 identity: Some(ObservedIdentity {
                     fingerprints: vec![format!("SHA256:{}", "ab".repeat(32))],
                     spiffe_id: Some("spiffe://example.org/wiki".to_owned()),
+                    ..ObservedIdentity::default()
                 }),
                 expected_definition: Some(expected),
                 observed_definition: Some(observed),

@@ -522,3 +522,43 @@ fn a_listing_that_dies_does_not_block_later_checks() {
         assert_eq!(upstream.fetches(), 1);
     });
 }
+
+#[test]
+fn every_check_waiting_on_a_listing_has_a_deadline_and_the_listing_goes_on_for_later_ones() {
+    run(async {
+        let upstream = FakeUpstream::gated(two_tools());
+        let limit = Duration::from_millis(200);
+        let live = Arc::new(LiveDefinitions::with_wait_limit(MAX_AGE, limit));
+        let expected = digest(&two_tools()[0]);
+        // One check starts the listing, another joins it; neither waits past the limit.
+        let started = Instant::now();
+        let joined = {
+            let (live, upstream) = (live.clone(), upstream.clone());
+            tokio::spawn(async move { live.check("ask", &expected, 0, upstream.fetch()).await })
+        };
+        let first = live.check("ask", &expected, 0, upstream.fetch()).await;
+        let joined = joined.await.unwrap();
+        assert!(started.elapsed() >= limit);
+        for outcome in [first, joined] {
+            let error = outcome.unwrap_err();
+            assert!(
+                matches!(error, DefinitionCheckError::WaitTimeout { limit: l } if l == limit),
+                "{error:?}"
+            );
+            assert_eq!(error.denial_reason(), Some(DenialReason::UpstreamError));
+            assert_eq!(
+                error.to_string(),
+                "the upstream's tools/list did not finish within the 200 ms a check waits for \
+                 it; the call was not checked (the upstream is listing slowly, or many calls \
+                 share its listing)"
+            );
+        }
+        assert_eq!(upstream.fetches(), 1);
+        // The listing was not cancelled: once it finishes, a check uses it.
+        upstream.gate.as_ref().unwrap().add_permits(1);
+        settle().await;
+        let verified = live.check("ask", &expected, 0, upstream.fetch()).await;
+        assert_eq!(verified.unwrap().digest(), expected);
+        assert_eq!(upstream.fetches(), 1);
+    });
+}

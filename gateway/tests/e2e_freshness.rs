@@ -6,6 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 use toolgate::definition_check::Freshness;
 use toolgate::mcp::ProtocolVersion;
+use toolgate_testkit::Fault;
 
 use crate::e2e_support::{Harness, Setup, call_entries, denial, eventually, run};
 
@@ -140,29 +141,112 @@ fn max_age_listing_is_invalidated_by_a_reconnect() {
                 .is_ok()
         );
         controls.set_description("echo", "Changed while nobody was looking.");
-        // The upstream drops every connection: the next request reconnects, and a reconnect may
-        // have missed notifications, so the cached listing must not be trusted.
+        // The upstream drops every connection: the next call reconnects, and a reconnect may
+        // have missed notifications, so the cached listing must not be trusted. The connection
+        // is made before the definition decision, so the very next call is checked afresh.
         let upstream_client = harness.gateway.router().upstreams()[0].clone();
         let generation = *upstream_client.invalidations().borrow();
+        let lists_before = controls.method_count("tools/list");
+        let calls_before = controls.method_count("tools/call");
         controls.close_connections();
-        // The first call after the drop reconnects (which bumps the generation) and may still be
-        // checked against the old listing, and the drop itself reaches the gateway's pool
-        // asynchronously; keep calling (bounded) until a fresh listing is used.
-        let mut denied = false;
-        for _ in 0..100 {
-            let answer = client
-                .call_tool("demo.echo", json!({"text": "a"}))
-                .await
-                .unwrap();
-            if answer.is_err() {
-                assert_eq!(denial(&answer), (-32002, "definition_mismatch".to_owned()));
-                denied = true;
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        assert!(denied, "a reconnect must invalidate the max-age listing");
+        // The drop reaches the gateway's pool asynchronously.
+        eventually("the gateway saw its connections close", || {
+            upstream_client.idle_connections() == 0
+        })
+        .await;
+        let answer = client
+            .call_tool("demo.echo", json!({"text": "a"}))
+            .await
+            .unwrap();
+        assert_eq!(denial(&answer), (-32002, "definition_mismatch".to_owned()));
+        assert_eq!(controls.method_count("tools/list") - lists_before, 1);
+        assert_eq!(controls.method_count("tools/call"), calls_before);
         assert_ne!(*upstream_client.invalidations().borrow(), generation);
         harness.stop().await;
     });
+}
+
+#[test]
+fn a_session_lost_mid_call_is_not_re_sent_without_a_fresh_check() {
+    run(async {
+        let harness = session_harness(Freshness::MaxAge(Duration::from_secs(600))).await;
+        let controls = harness.upstream.controls();
+        let count = |method: &str| count_after_pinning(&harness, method);
+        let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
+        let answer = client.call_tool("demo.echo", json!({"text": "a"})).await;
+        assert!(answer.unwrap().is_ok());
+        assert_eq!(count("tools/list"), 1);
+        assert_eq!(count("tools/call"), 1);
+
+        // The cached listing is fresh; the upstream changes the tool and loses the session as
+        // the next call arrives. The call is not sent into a new session on the old check: the
+        // new session's listing is checked first, and the drifted tool is refused.
+        controls.set_description("echo", "Changed while the session was lost.");
+        controls.set_fault(Some("tools/call"), Fault::SessionLost);
+        let answer = client
+            .call_tool("demo.echo", json!({"text": "b"}))
+            .await
+            .unwrap();
+        assert_eq!(denial(&answer), (-32002, "definition_mismatch".to_owned()));
+        assert_eq!(count("tools/call"), 2);
+        assert_eq!(count("tools/list"), 2);
+        assert_eq!(count("initialize"), 2);
+
+        assert_eq!(
+            decisions(&harness),
+            ["allowed", "allowed", "definition_mismatch"]
+        );
+        harness.stop().await;
+    });
+}
+
+#[test]
+fn per_call_a_call_whose_session_is_lost_twice_is_unavailable_after_two_checks() {
+    run(async {
+        let harness = session_harness(Freshness::PerCall).await;
+        let controls = harness.upstream.controls();
+        let count = |method: &str| count_after_pinning(&harness, method);
+        let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
+        controls.set_fault(Some("tools/call"), Fault::SessionLost);
+        let answer = client
+            .call_tool("demo.echo", json!({"text": "c"}))
+            .await
+            .unwrap();
+        assert_eq!(denial(&answer), (-32003, "upstream_unavailable".to_owned()));
+        // Each time the call went out, a listing in its session had checked it.
+        assert_eq!(count("tools/call"), 2);
+        assert_eq!(count("tools/list"), 2);
+        assert_eq!(count("initialize"), 2);
+        assert_eq!(
+            decisions(&harness),
+            ["allowed", "allowed", "upstream_unavailable"]
+        );
+        controls.clear_fault();
+        let answer = client.call_tool("demo.echo", json!({"text": "d"})).await;
+        assert!(answer.unwrap().is_ok());
+        harness.stop().await;
+    });
+}
+
+/// A harness whose upstream speaks only the session generation, without a notification stream.
+async fn session_harness(freshness: Freshness) -> Harness {
+    let mut setup = Setup::new();
+    setup.freshness = freshness;
+    setup.upstream.stateless(false);
+    setup.upstream_options.listen_for_notifications = false;
+    Harness::start(setup).await
+}
+
+/// How many `method` messages the upstream received since the harness pinned it (with one
+/// `initialize` and one `tools/list`).
+fn count_after_pinning(harness: &Harness, method: &str) -> u64 {
+    harness.upstream.controls().method_count(method) - u64::from(method != "tools/call")
+}
+
+/// The decisions of the `tools/call` entries so far, in order.
+fn decisions(harness: &Harness) -> Vec<String> {
+    call_entries(&harness.audit_entries())
+        .iter()
+        .map(|entry| entry["decision"].as_str().unwrap().to_owned())
+        .collect()
 }

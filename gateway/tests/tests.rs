@@ -20,6 +20,15 @@ mod e2e_support;
 // Every denial end to end (reason, code, audit entry) in both generations on both sides.
 mod e2e_denials;
 
+// Every connection a full handshake (tickets offered, connections closed); the identity of the carrying connection in the audit.
+mod e2e_every_connection;
+
+// Listings are bounded: bytes across pages, deadline, repeated cursor; a call waiting on one.
+mod listing_bounds;
+
+// Pass-through arguments and results byte for byte (both generations, JSON and SSE); definitions strict.
+mod e2e_pass_through;
+
 // Definition-check freshness: per-call listings, max-age reuse and its invalidation.
 mod e2e_freshness;
 

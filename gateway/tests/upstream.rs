@@ -326,7 +326,7 @@ async fn a_lost_event_stream_is_reopened_and_counts_as_an_invalidation() {
 }
 
 #[tokio::test]
-async fn a_forgotten_session_is_initialized_again_once_and_invalidates() {
+async fn a_forgotten_session_is_initialized_again_and_a_call_in_it_is_not_re_sent() {
     bounded(async {
         let upstream = start(DemoUpstreamConfig::new().stateless(false)).await;
         let options = UpstreamOptions {
@@ -342,15 +342,37 @@ async fn a_forgotten_session_is_initialized_again_once_and_invalidates() {
         assert_eq!(client.session_id().as_deref(), Some("demo-session-1"));
 
         upstream.controls().forget_sessions();
-        let result = client
-            .call_tool("echo", Some(json!({"text": "2"})), None)
-            .await
-            .unwrap();
-        assert_eq!(result["content"][0]["text"], "2");
+        // Idempotent requests are sent again in a new session...
+        assert_eq!(client.list_tools().await.unwrap().len(), 3);
         assert_eq!(client.session_id().as_deref(), Some("demo-session-2"));
         assert_eq!(upstream.controls().method_count("initialize"), 2);
-        assert_eq!(upstream.controls().method_count("tools/call"), 3);
         assert_eq!(*invalidations.borrow(), 1);
+
+        // ...a tools/call never is: it was checked for the session it was sent in (DESIGN.md
+        // §5, "A check is never outrun").
+        upstream.controls().forget_sessions();
+        let error = client
+            .call_tool("echo", Some(json!({"text": "2"})), None)
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            UpstreamError::SessionLost {
+                url: upstream.url().to_owned()
+            }
+        );
+        assert_eq!(error.reason(), "upstream_unavailable");
+        assert_eq!(upstream.controls().method_count("tools/call"), 2);
+        assert_eq!(upstream.controls().method_count("initialize"), 2);
+        assert_eq!(*invalidations.borrow(), 2);
+        // The next call opens a new session.
+        let result = client
+            .call_tool("echo", Some(json!({"text": "3"})), None)
+            .await
+            .unwrap();
+        assert_eq!(result["content"][0]["text"], "3");
+        assert_eq!(client.session_id().as_deref(), Some("demo-session-3"));
+        assert_eq!(upstream.controls().method_count("tools/call"), 3);
     })
     .await;
 }
@@ -526,6 +548,39 @@ async fn a_connection_closed_mid_call_is_unavailable_and_the_next_call_reconnect
 }
 
 #[tokio::test]
+async fn a_call_whose_checked_connection_closed_is_not_sent_on_another() {
+    bounded(async {
+        let upstream = start(&DemoUpstreamConfig::new()).await;
+        let client = client_for(&upstream, quiet());
+        client.list_tools().await.unwrap();
+        // The path reuses the idle connection; the upstream then closes it.
+        let path = client.call_path().await.unwrap();
+        assert_eq!(client.connections_made(), 1);
+        upstream.controls().close_connections();
+        for _ in 0..500 {
+            if path.connection_closed() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert!(path.connection_closed());
+        let error = client
+            .call_tool_on(path, "echo", None, None)
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(&error, UpstreamError::CallNotSent { url, .. } if url == upstream.url()),
+            "{error:?}"
+        );
+        assert_eq!(error.reason(), "upstream_unavailable");
+        // Not on another connection: the upstream never saw the call.
+        assert_eq!(upstream.controls().method_count("tools/call"), 0);
+        assert_eq!(client.connections_made(), 1);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn a_refused_connection_is_unavailable() {
     bounded(async {
         let port = {
@@ -637,7 +692,7 @@ async fn malformed_answers_are_upstream_errors_with_what_was_wrong() {
                 );
                 if fault == Fault::DuplicateMember {
                     assert!(
-                        detail.contains("duplicate member name \"result\""),
+                        detail.contains("the member name \"result\" twice in one object"),
                         "{detail}"
                     );
                 }

@@ -3,6 +3,13 @@
 //!
 //! Unknown top-level members are ignored (JSON-RPC leaves them open); everything that decides
 //! what a message means (`jsonrpc`, `id`, `method`, `params`, `result`, `error`) is checked.
+//!
+//! Two parts are pass-through data (DESIGN.md §5, "Pass-through data is not rewritten"): a
+//! response's `result` and a `tools/call` request's `params.arguments`. They are checked for
+//! well-formedness only ([`crate::check_well_formed`]) and kept as the bytes received
+//! ([`RawJson`]), so an integer beyond 2^53 or a `1E+2` travels as written; the rest of a message
+//! is read strictly. A reader that interprets a result (a `tools/list` page) reads it strictly
+//! with [`RawJson::to_value`].
 //! Batches (JSON arrays) are refused: MCP removed them in 2025-06-18, and one request per POST
 //! keeps the gateway's one-decision-per-call audit trail exact.
 
@@ -11,6 +18,8 @@ use std::fmt;
 use serde_json::{Map, Value};
 
 use super::error_codes;
+use crate::raw::RawJson;
+use crate::well_formed::{DEFAULT_MAX_DEPTH, WellFormedError, object_members};
 
 /// A request id: MCP allows a string or an integer (never `null` in a request).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -67,8 +76,28 @@ pub struct Request {
     pub id: RequestId,
     /// The method name.
     pub method: String,
-    /// The parameters; MCP parameters are always an object.
+    /// The parameters; MCP parameters are always an object. For `tools/call`, every member
+    /// but `arguments`, which is in [`Request::arguments`].
     pub params: Option<Map<String, Value>>,
+    /// `tools/call` only: `params.arguments` as received (well-formed, not rewritten). Written
+    /// into `params` when the request is serialized.
+    pub arguments: Option<RawJson>,
+}
+
+impl Request {
+    /// A request without pass-through arguments.
+    pub fn new(
+        id: RequestId,
+        method: impl Into<String>,
+        params: Option<Map<String, Value>>,
+    ) -> Request {
+        Request {
+            id,
+            method: method.into(),
+            params,
+            arguments: None,
+        }
+    }
 }
 
 /// A notification: no `id`, no response.
@@ -122,8 +151,8 @@ impl ErrorObject {
 /// A response's outcome: exactly one of `result` and `error`.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResponsePayload {
-    /// `result`, kept as received.
-    Result(Value),
+    /// `result`, kept as received (well-formed, not rewritten).
+    Result(RawJson),
     /// `error`.
     Error(ErrorObject),
 }
@@ -139,11 +168,12 @@ pub struct Response {
 }
 
 impl Response {
-    /// A success response.
-    pub fn result(id: RequestId, result: Value) -> Response {
+    /// A success response: a `Value` (written in serde_json's form) or a [`RawJson`] (written
+    /// as it is).
+    pub fn result(id: RequestId, result: impl Into<RawJson>) -> Response {
         Response {
             id: Some(id),
-            payload: ResponsePayload::Result(result),
+            payload: ResponsePayload::Result(result.into()),
         }
     }
 
@@ -171,8 +201,12 @@ pub enum Message {
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum MessageErrorKind {
-    /// Not JSON, or JSON the strict reader refuses (duplicate member names, out-of-range
-    /// integers, invalid UTF-8, excessive nesting, …).
+    /// Not well-formed JSON: invalid UTF-8, outside the grammar, a duplicate member name,
+    /// excessive nesting (checked over the whole message, pass-through parts included).
+    #[error("the message is not valid JSON: {0}")]
+    WellFormed(#[from] WellFormedError),
+    /// A part that is interpreted (not pass-through) that the strict reader refuses
+    /// (an integer beyond ±(2^53−1) as an id, …).
     #[error("the message is not valid JSON: {0}")]
     Json(#[from] jcs_digest::StrictJsonError),
     /// A JSON array: a batch.
@@ -236,7 +270,7 @@ impl MessageError {
     /// The JSON-RPC error code for answering it: -32700 for unreadable JSON, -32600 otherwise.
     pub fn code(&self) -> i64 {
         match self.kind {
-            MessageErrorKind::Json(_) => error_codes::PARSE_ERROR,
+            MessageErrorKind::Json(_) | MessageErrorKind::WellFormed(_) => error_codes::PARSE_ERROR,
             _ => error_codes::INVALID_REQUEST,
         }
     }
@@ -272,19 +306,76 @@ fn read_error_object(value: &Value) -> Option<ErrorObject> {
 }
 
 impl Message {
-    /// Reads one message from bytes, strictly ([`jcs_digest::parse_strict`]).
+    /// Reads one message from bytes: the whole message checked for well-formedness, the
+    /// pass-through parts (a response's `result`, a `tools/call`'s `params.arguments`) kept
+    /// as received, everything else read strictly ([`jcs_digest::parse_strict`]).
     ///
     /// # Errors
     ///
-    /// [`MessageError`]: unreadable JSON ([`MessageErrorKind::Json`], code -32700) or an
-    /// invalid JSON-RPC message (code -32600).
+    /// [`MessageError`]: unreadable JSON ([`MessageErrorKind::WellFormed`] or
+    /// [`MessageErrorKind::Json`], code -32700) or an invalid JSON-RPC message (code -32600).
     pub fn from_slice(bytes: &[u8]) -> Result<Message, MessageError> {
-        let value = jcs_digest::parse_strict(bytes)
-            .map_err(|error| MessageError::new(MessageErrorKind::Json(error), None))?;
-        Message::from_value(value)
+        let parse_error = |kind: MessageErrorKind| MessageError::new(kind, None);
+        let text = std::str::from_utf8(bytes).map_err(|error| {
+            parse_error(MessageErrorKind::WellFormed(WellFormedError {
+                kind: crate::WellFormedErrorKind::InvalidUtf8,
+                offset: error.valid_up_to(),
+            }))
+        })?;
+        let members = match object_members(text, DEFAULT_MAX_DEPTH) {
+            Ok(Some(members)) => members,
+            Ok(None) if text.trim_start().starts_with('[') => {
+                return Err(parse_error(MessageErrorKind::Batch));
+            }
+            Ok(None) => return Err(parse_error(MessageErrorKind::NotAnObject)),
+            Err(error) => return Err(parse_error(MessageErrorKind::WellFormed(error))),
+        };
+        let strict = |span: std::ops::Range<usize>, within: &str| {
+            jcs_digest::parse_strict(within[span].as_bytes())
+                .map_err(|error| parse_error(MessageErrorKind::Json(error)))
+        };
+        let mut object = Map::new();
+        let mut result = None;
+        let mut params_span = None;
+        for (name, span) in members {
+            match name.as_str() {
+                "result" => result = Some(RawJson::trusted(&text[span])),
+                "params" => params_span = Some(span),
+                _ => {
+                    let value = strict(span, text)?;
+                    object.insert(name, value);
+                }
+            }
+        }
+        let is_call =
+            object.get("method").and_then(Value::as_str) == Some(crate::methods::TOOLS_CALL);
+        let mut arguments = None;
+        if let Some(span) = params_span {
+            let params_text = &text[span.clone()];
+            match object_members(params_text, DEFAULT_MAX_DEPTH) {
+                Ok(Some(members)) if is_call => {
+                    let mut params = Map::new();
+                    for (name, inner) in members {
+                        if name == "arguments" {
+                            arguments = Some(RawJson::trusted(&params_text[inner]));
+                        } else {
+                            let value = strict(inner, params_text)?;
+                            params.insert(name, value);
+                        }
+                    }
+                    object.insert("params".to_owned(), Value::Object(params));
+                }
+                _ => {
+                    let value = strict(span, text)?;
+                    object.insert("params".to_owned(), value);
+                }
+            }
+        }
+        Message::from_parts(object, result, arguments)
     }
 
-    /// Reads one message from an already parsed JSON value.
+    /// Reads one message from an already parsed JSON value (its `result`, and a `tools/call`'s
+    /// `params.arguments`, become [`RawJson`] in serde_json's form).
     ///
     /// # Errors
     ///
@@ -295,7 +386,23 @@ impl Message {
             Value::Array(_) => return Err(MessageError::new(MessageErrorKind::Batch, None)),
             _ => return Err(MessageError::new(MessageErrorKind::NotAnObject, None)),
         };
-        // The id member's shape, read before `result`/`error` are taken out of the object.
+        let result = object.remove("result").map(RawJson::from);
+        let is_call =
+            object.get("method").and_then(Value::as_str) == Some(crate::methods::TOOLS_CALL);
+        let arguments = match object.get_mut("params") {
+            Some(Value::Object(params)) if is_call => params.remove("arguments").map(RawJson::from),
+            _ => None,
+        };
+        Message::from_parts(object, result, arguments)
+    }
+
+    /// The message from its members read strictly, and the pass-through parts.
+    fn from_parts(
+        mut object: Map<String, Value>,
+        result: Option<RawJson>,
+        arguments: Option<RawJson>,
+    ) -> Result<Message, MessageError> {
+        // The id member's shape, read before `error` is taken out of the object.
         let id_member: Option<bool> = object.get("id").map(Value::is_null);
         let id = object.get("id").and_then(RequestId::from_value);
         let fail =
@@ -316,19 +423,24 @@ impl Message {
             let Some(method) = method.as_str().map(str::to_owned) else {
                 return Err(fail(MessageErrorKind::Method, &id));
             };
-            if object.contains_key("result") || object.contains_key("error") {
+            if result.is_some() || object.contains_key("error") {
                 return Err(fail(MessageErrorKind::Shape, &id));
             }
             let params = read_params(&object).map_err(|kind| fail(kind, &id))?;
             return match (id_member, id) {
                 (None, _) => Ok(Message::Notification(Notification { method, params })),
-                (Some(_), Some(id)) => Ok(Message::Request(Request { id, method, params })),
+                (Some(_), Some(id)) => Ok(Message::Request(Request {
+                    id,
+                    method,
+                    params,
+                    arguments,
+                })),
                 // `"id": null` in a request: MCP forbids it, and a null id could not be answered.
                 (Some(_), None) => Err(fail(MessageErrorKind::Id, &None)),
             };
         }
 
-        let payload = match (object.remove("result"), object.remove("error")) {
+        let payload = match (result, object.remove("error")) {
             (Some(result), None) => ResponsePayload::Result(result),
             (None, Some(error)) => ResponsePayload::Error(
                 read_error_object(&error)
@@ -347,96 +459,58 @@ impl Message {
         Ok(Message::Response(Response { id, payload }))
     }
 
-    /// The message as a JSON value.
-    pub fn to_value(&self) -> Value {
-        let mut object = Map::new();
-        object.insert("jsonrpc".to_owned(), Value::from("2.0"));
+    /// The message as JSON text (UTF-8 bytes): members in sorted order, absent ones skipped,
+    /// the params and error data in serde_json's form, and the pass-through parts (a `result`,
+    /// a `tools/call`'s `arguments`) exactly as they are held.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut out = String::new();
         match self {
             Message::Request(request) => {
-                object.insert("id".to_owned(), request.id.to_value());
-                object.insert("method".to_owned(), Value::String(request.method.clone()));
-                if let Some(params) = &request.params {
-                    object.insert("params".to_owned(), Value::Object(params.clone()));
+                out.push_str("{\"id\":");
+                push_id(&mut out, Some(&request.id));
+                out.push_str(",\"jsonrpc\":\"2.0\",\"method\":");
+                push_string(&mut out, &request.method);
+                if request.params.is_some() || request.arguments.is_some() {
+                    out.push_str(",\"params\":");
+                    push_params(
+                        &mut out,
+                        request.params.as_ref(),
+                        request.arguments.as_ref(),
+                    );
                 }
             }
             Message::Notification(notification) => {
-                object.insert(
-                    "method".to_owned(),
-                    Value::String(notification.method.clone()),
-                );
+                out.push_str("{\"jsonrpc\":\"2.0\",\"method\":");
+                push_string(&mut out, &notification.method);
                 if let Some(params) = &notification.params {
-                    object.insert("params".to_owned(), Value::Object(params.clone()));
+                    out.push_str(",\"params\":");
+                    push_params(&mut out, Some(params), None);
                 }
             }
-            Message::Response(response) => {
-                let id = response
-                    .id
-                    .as_ref()
-                    .map_or(Value::Null, RequestId::to_value);
-                object.insert("id".to_owned(), id);
-                match &response.payload {
-                    ResponsePayload::Result(result) => {
-                        object.insert("result".to_owned(), result.clone());
-                    }
-                    ResponsePayload::Error(error) => {
-                        object.insert("error".to_owned(), error.to_value());
-                    }
+            Message::Response(response) => match &response.payload {
+                ResponsePayload::Result(result) => {
+                    out.push_str("{\"id\":");
+                    push_id(&mut out, response.id.as_ref());
+                    out.push_str(",\"jsonrpc\":\"2.0\",\"result\":");
+                    out.push_str(result.as_str());
                 }
-            }
+                ResponsePayload::Error(error) => {
+                    out.push_str("{\"error\":{\"code\":");
+                    out.push_str(&error.code.to_string());
+                    if let Some(data) = &error.data {
+                        out.push_str(",\"data\":");
+                        out.push_str(&data.to_string());
+                    }
+                    out.push_str(",\"message\":");
+                    push_string(&mut out, &error.message);
+                    out.push_str("},\"id\":");
+                    push_id(&mut out, response.id.as_ref());
+                    out.push_str(",\"jsonrpc\":\"2.0\"");
+                }
+            },
         }
-        Value::Object(object)
-    }
-
-    /// The message as JSON text (UTF-8 bytes), written without copying the params or result
-    /// (the member order is that of [`Message::to_value`]: sorted, as serde_json's map keeps
-    /// members).
-    pub fn to_vec(&self) -> Vec<u8> {
-        let wire = match self {
-            Message::Request(request) => Wire {
-                error: None,
-                id: Some(WireId::Id(&request.id)),
-                jsonrpc: "2.0",
-                method: Some(&request.method),
-                params: request.params.as_ref(),
-                result: None,
-            },
-            Message::Notification(notification) => Wire {
-                error: None,
-                id: None,
-                jsonrpc: "2.0",
-                method: Some(&notification.method),
-                params: notification.params.as_ref(),
-                result: None,
-            },
-            Message::Response(response) => {
-                let id = Some(response.id.as_ref().map_or(WireId::Null, WireId::Id));
-                match &response.payload {
-                    ResponsePayload::Result(result) => Wire {
-                        error: None,
-                        id,
-                        jsonrpc: "2.0",
-                        method: None,
-                        params: None,
-                        result: Some(result),
-                    },
-                    ResponsePayload::Error(error) => Wire {
-                        error: Some(WireError {
-                            code: error.code,
-                            data: error.data.as_ref(),
-                            message: &error.message,
-                        }),
-                        id,
-                        jsonrpc: "2.0",
-                        method: None,
-                        params: None,
-                        result: None,
-                    },
-                }
-            }
-        };
-        // Serializing borrowed strings, integers and `Value`s cannot fail; the fallback keeps
-        // this infallible without a panic path.
-        serde_json::to_vec(&wire).unwrap_or_else(|_| self.to_value().to_string().into_bytes())
+        out.push('}');
+        out.into_bytes()
     }
 
     /// The method of a request or notification.
@@ -449,44 +523,53 @@ impl Message {
     }
 }
 
-/// A message as written: members in sorted order, absent ones skipped.
-#[derive(serde::Serialize)]
-struct Wire<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    error: Option<WireError<'a>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    id: Option<WireId<'a>>,
-    jsonrpc: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    method: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    params: Option<&'a Map<String, Value>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    result: Option<&'a Value>,
-}
-
-#[derive(serde::Serialize)]
-struct WireError<'a> {
-    code: i64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    data: Option<&'a Value>,
-    message: &'a str,
+fn push_string(out: &mut String, text: &str) {
+    out.push_str(&Value::from(text).to_string());
 }
 
 /// An id as written: `null` only in an error answering an unreadable message.
-enum WireId<'a> {
-    Id(&'a RequestId),
-    Null,
+fn push_id(out: &mut String, id: Option<&RequestId>) {
+    match id {
+        Some(RequestId::Number(number)) => out.push_str(&number.to_string()),
+        Some(RequestId::String(text)) => push_string(out, text),
+        None => out.push_str("null"),
+    }
 }
 
-impl serde::Serialize for WireId<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            WireId::Id(RequestId::Number(number)) => serializer.serialize_i64(*number),
-            WireId::Id(RequestId::String(text)) => serializer.serialize_str(text),
-            WireId::Null => serializer.serialize_unit(),
+/// `params` as an object, with the pass-through `arguments` in its sorted place.
+fn push_params(out: &mut String, params: Option<&Map<String, Value>>, arguments: Option<&RawJson>) {
+    out.push('{');
+    let mut first = true;
+    let mut separator = |out: &mut String| {
+        if !first {
+            out.push(',');
         }
+        first = false;
+    };
+    let carried = arguments.is_some();
+    let mut arguments = arguments;
+    for (name, value) in params.into_iter().flatten() {
+        if carried && name.as_str() == "arguments" {
+            continue;
+        }
+        if name.as_str() > "arguments" {
+            if let Some(raw) = arguments.take() {
+                separator(out);
+                out.push_str("\"arguments\":");
+                out.push_str(raw.as_str());
+            }
+        }
+        separator(out);
+        push_string(out, name);
+        out.push(':');
+        out.push_str(&value.to_string());
     }
+    if let Some(raw) = arguments {
+        separator(out);
+        out.push_str("\"arguments\":");
+        out.push_str(raw.as_str());
+    }
+    out.push('}');
 }
 
 impl From<Request> for Message {
@@ -529,7 +612,10 @@ mod tests {
         for text in texts {
             let message = read(text).unwrap();
             assert_eq!(String::from_utf8(message.to_vec()).unwrap(), text);
-            assert_eq!(message.to_value().to_string(), text);
+            assert_eq!(
+                Message::from_value(serde_json::from_str(text).unwrap()).unwrap(),
+                message
+            );
         }
         assert!(matches!(read(texts[2]), Ok(Message::Notification(_))));
         assert_eq!(read(texts[0]).unwrap().method(), Some("tools/list"),);
@@ -540,7 +626,7 @@ mod tests {
         let error =
             read(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","method":"ping"}"#).unwrap_err();
         assert_eq!(error.code(), error_codes::PARSE_ERROR);
-        assert!(matches!(error.kind(), MessageErrorKind::Json(_)));
+        assert!(matches!(error.kind(), MessageErrorKind::WellFormed(_)));
         assert_eq!(error.to_response().id, None);
     }
 
@@ -603,6 +689,63 @@ mod tests {
         let Message::Response(response) = read(&text).unwrap() else {
             panic!("not a response")
         };
-        assert_eq!(response.payload, ResponsePayload::Result(result));
+        let ResponsePayload::Result(raw) = &response.payload else {
+            panic!("not a result")
+        };
+        assert_eq!(raw.to_value().unwrap(), result);
+    }
+
+    #[test]
+    fn pass_through_parts_keep_their_bytes_and_the_rest_stays_strict() {
+        let result = r#"{"structuredContent":{"n":9007199254740993,"x":1E+2,"z":-0,"big":1e400},"content":[]}"#;
+        let text = format!(r#"{{"jsonrpc":"2.0","id":3,"result":{result}}}"#);
+        let message = read(&text).unwrap();
+        let Message::Response(Response {
+            payload: ResponsePayload::Result(raw),
+            ..
+        }) = &message
+        else {
+            panic!("not a result")
+        };
+        assert_eq!(raw.as_str(), result);
+        assert_eq!(
+            String::from_utf8(message.to_vec()).unwrap(),
+            format!(r#"{{"id":3,"jsonrpc":"2.0","result":{result}}}"#)
+        );
+
+        let arguments = r#"{"b": 9007199254740993, "a": 1E+2}"#;
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{arguments},"_meta":{{"k":1}}}}}}"#
+        );
+        let Message::Request(request) = read(&call).unwrap() else {
+            panic!("not a request")
+        };
+        assert_eq!(request.arguments.as_ref().unwrap().as_str(), arguments);
+        let params = request.params.clone().unwrap();
+        assert_eq!(params.get("arguments"), None);
+        assert_eq!(params["name"], "t");
+        assert_eq!(
+            String::from_utf8(Message::Request(request).to_vec()).unwrap(),
+            format!(
+                r#"{{"id":1,"jsonrpc":"2.0","method":"tools/call","params":{{"_meta":{{"k":1}},"arguments":{arguments},"name":"t"}}}}"#
+            )
+        );
+
+        // Outside the pass-through parts the reader stays strict.
+        for strict in [
+            r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"n":9007199254740993}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"n":1e400}}}"#,
+        ] {
+            let error = read(strict).unwrap_err();
+            assert!(
+                matches!(error.kind(), MessageErrorKind::Json(_)),
+                "{strict}: {error:?}"
+            );
+            assert_eq!(error.code(), error_codes::PARSE_ERROR);
+        }
+        // And a duplicate inside a pass-through part is still refused.
+        let error = read(r#"{"jsonrpc":"2.0","id":1,"result":{"a":1,"a":2}}"#).unwrap_err();
+        assert!(matches!(error.kind(), MessageErrorKind::WellFormed(_)));
     }
 }

@@ -3,15 +3,19 @@
 //! parsing, the `params._meta` envelope of 2026-07-28, header-value encoding, and an SSE
 //! (`text/event-stream`) parser (DESIGN.md §5 "Clients" and "Upstreams").
 //!
-//! Parsing goes through [`jcs_digest::parse_strict`]: a message with a duplicate member name is
-//! refused, never resolved to the first or last copy, because the gateway is a security
-//! boundary and two readers of the same bytes must not see two different requests.
+//! Parsing checks the whole message for well-formedness ([`check_well_formed`]: a message with
+//! a duplicate member name is refused, never resolved to the first or last copy, because the
+//! gateway is a security boundary and two readers of the same bytes must not see two different
+//! requests), reads what is interpreted strictly ([`jcs_digest::parse_strict`]), and carries
+//! the pass-through parts (tool-call arguments and results) as received ([`RawJson`]).
 
 mod header_value;
 mod jsonrpc;
 mod meta;
+mod raw;
 mod sse;
 mod version;
+mod well_formed;
 
 pub use self::header_value::{decode_header_value, encode_header_value};
 pub use self::jsonrpc::{
@@ -22,8 +26,12 @@ pub use self::meta::{
     META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION, META_SERVER_INFO,
     name_bearing_param,
 };
+pub use self::raw::RawJson;
 pub use self::sse::{SseError, SseEvent, SseParser, encode_sse_event, parse_sse_messages};
 pub use self::version::{Generation, ProtocolVersion, UnknownProtocolVersion};
+pub use self::well_formed::{
+    DEFAULT_MAX_DEPTH, WellFormedError, WellFormedErrorKind, check_well_formed,
+};
 
 /// HTTP header names of MCP Streamable HTTP. HTTP header names are case-insensitive; these are
 /// the spellings of the specification, and `http::HeaderName` parsing lowercases them.

@@ -187,8 +187,17 @@ impl SseParser {
 pub fn encode_sse_event(message: &Message) -> Vec<u8> {
     let json = message.to_vec();
     let mut event = Vec::with_capacity(json.len() + 24);
-    event.extend_from_slice(b"event: message\ndata: ");
-    event.extend_from_slice(&json);
+    event.extend_from_slice(b"event: message");
+    // A pass-through result may hold line breaks (whitespace between tokens: JSON strings
+    // cannot): each line goes in a `data:` line of its own, which the reader joins with LF (so
+    // a CR there arrives as LF, the one change SSE framing forces).
+    let text = String::from_utf8_lossy(&json)
+        .replace("\r\n", "\n")
+        .replace('\r', "\n");
+    for line in text.split('\n') {
+        event.extend_from_slice(b"\ndata: ");
+        event.extend_from_slice(line.as_bytes());
+    }
     event.extend_from_slice(b"\n\n");
     event
 }
@@ -254,6 +263,17 @@ mod tests {
             Message::from_slice(br#"{"jsonrpc":"2.0","id":3,"result":{"text":"a\nb"}}"#).unwrap();
         let event = encode_sse_event(&message);
         assert!(event.starts_with(b"event: message\ndata: {"));
+        assert_eq!(parse_sse_messages(&event, 1024).unwrap(), [message]);
+
+        // A pass-through result with line breaks between its tokens: one data line each, and
+        // the same text back (CR LF arrives as LF, as SSE framing joins data lines).
+        let text = "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\n  \"n\": 1E+2\n}}";
+        let message = Message::from_slice(text.as_bytes()).unwrap();
+        let event = encode_sse_event(&message);
+        assert_eq!(
+            event,
+            b"event: message\ndata: {\"id\":4,\"jsonrpc\":\"2.0\",\"result\":{\ndata:   \"n\": 1E+2\ndata: }}\n\n"
+        );
         assert_eq!(parse_sse_messages(&event, 1024).unwrap(), [message]);
     }
 

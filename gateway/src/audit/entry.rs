@@ -112,6 +112,12 @@ pub struct ObservedIdentity {
     pub fingerprints: Vec<String>,
     /// The SPIFFE ID of the presented leaf, when it carries one.
     pub spiffe_id: Option<String>,
+    /// Which pin the leaf matched: `Some("primary")`, or `Some("backup")` with the backup in
+    /// [`pinned_backup`](Self::pinned_backup) (a rotation is under way); `None` when no
+    /// fingerprint is pinned or it is not known.
+    pub pin: Option<&'static str>,
+    /// The backup fingerprint that matched, when `pin` is `backup`.
+    pub pinned_backup: Option<String>,
 }
 
 /// One `tools/call` decision, as the router hands it to [`AuditLog::record`](super::AuditLog::record).
@@ -211,10 +217,19 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'stat
             .take(MAX_FINGERPRINTS)
             .map(|fingerprint| bounded(fingerprint, MAX_NAME).into())
             .collect();
-        serde_json::json!({
+        let mut members = serde_json::json!({
             "fingerprints": fingerprints,
             "spiffe_id": text(&identity.spiffe_id, MAX_URL),
-        })
+        });
+        // Only when known, so entries without a pin read as before.
+        if let (Some(pin), Value::Object(object)) = (identity.pin, &mut members) {
+            object.insert("pin".to_owned(), pin.into());
+            object.insert(
+                "pinned_backup".to_owned(),
+                text(&identity.pinned_backup, MAX_NAME),
+            );
+        }
+        members
     });
     let latency_us = u64::try_from(record.latency.as_micros())
         .unwrap_or(u64::MAX)

@@ -73,6 +73,9 @@ pub(crate) struct ServeOptionArgs {
     /// The largest response, from an upstream or to a client.
     #[arg(long, value_name = "BYTES", default_value_t = toolgate::server::DEFAULT_MAX_RESPONSE_BYTES)]
     pub(crate) max_response_bytes: usize,
+    /// The most bytes of one upstream tools/list, every page together (larger: upstream_error).
+    #[arg(long, value_name = "BYTES", default_value_t = UpstreamOptions::default().max_listing_bytes)]
+    pub(crate) max_listing_bytes: usize,
     /// Tools per tools/list page.
     #[arg(long, value_name = "N", default_value_t = toolgate::server::DEFAULT_PAGE_SIZE)]
     pub(crate) page_size: usize,
@@ -123,6 +126,7 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
         request_timeout: parse_duration("--upstream-timeout", &args.upstream_timeout)?,
         connect_timeout: parse_duration("--connect-timeout", &args.connect_timeout)?,
         max_response_bytes: args.max_response_bytes,
+        max_listing_bytes: args.max_listing_bytes,
         ..UpstreamOptions::default()
     };
     let mut router_options = RouterOptions::new(Arc::new(trust_roots(&args.ca)?));

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use jcs_digest::Digest;
 use serde_json::Value;
@@ -34,9 +34,12 @@ type OutcomeReceiver<E> = watch::Receiver<Option<Outcome<E>>>;
 ///   upstream's other tools keep matching.
 ///
 /// Failed listings are never reused. The fetch runs in its own task, so a caller that goes
-/// away does not cancel a listing others wait for. `E` is the fetch's error type.
+/// away does not cancel a listing others wait for; every check waits for its listing within a
+/// deadline ([`with_wait_limit`](Self::with_wait_limit)). `E` is the fetch's error type.
 pub struct LiveDefinitions<E> {
     freshness: Freshness,
+    /// How long one check waits for the listing it needs (its own or a shared one).
+    wait_limit: Duration,
     state: Arc<Mutex<State<E>>>,
 }
 
@@ -61,15 +64,30 @@ impl<E> fmt::Debug for LiveDefinitions<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LiveDefinitions")
             .field("freshness", &self.freshness)
+            .field("wait_limit", &self.wait_limit)
             .finish_non_exhaustive()
     }
 }
 
 impl<E: Send + Sync + 'static> LiveDefinitions<E> {
-    /// An empty cache for one upstream.
+    /// The longest a check waits for a listing unless told otherwise
+    /// ([`with_wait_limit`](Self::with_wait_limit)).
+    pub const DEFAULT_WAIT_LIMIT: Duration = Duration::from_secs(60);
+
+    /// An empty cache for one upstream; a check waits at most
+    /// [`DEFAULT_WAIT_LIMIT`](Self::DEFAULT_WAIT_LIMIT) for its listing.
     pub fn new(freshness: Freshness) -> LiveDefinitions<E> {
+        LiveDefinitions::with_wait_limit(freshness, Self::DEFAULT_WAIT_LIMIT)
+    }
+
+    /// An empty cache whose checks wait at most `wait_limit` for the listing they need,
+    /// whether they started it or joined one in flight (DESIGN.md §5: every waiter has a
+    /// deadline). A listing of its own deadline `d` ends within `d`; in `per-call` mode a check
+    /// may wait for the listing in flight and then the next, so `2 × d` leaves room for both.
+    pub fn with_wait_limit(freshness: Freshness, wait_limit: Duration) -> LiveDefinitions<E> {
         LiveDefinitions {
             freshness,
+            wait_limit,
             state: Arc::new(Mutex::new(State {
                 cached: None,
                 current: None,
@@ -91,7 +109,7 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
     /// `UpstreamClient::invalidations()`); a listing started under another generation is never
     /// reused. `fetch` starts one `tools/list` (every page followed) and is called only when
     /// this check has to start a listing; it runs in a task of its own (call this inside a
-    /// tokio runtime).
+    /// tokio runtime with its time driver enabled: the wait is bounded).
     ///
     /// # Errors
     ///
@@ -167,11 +185,14 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
                 }
             }
         };
-        let finished = outcome
-            .wait_for(Option::is_some)
-            .await
-            .map(|finished| finished.clone());
-        match finished {
+        let waiting = outcome.wait_for(Option::is_some);
+        let Ok(finished) = tokio::time::timeout(self.wait_limit, waiting).await else {
+            // The listing goes on for the others (its own deadline ends it); this check stops.
+            return Err(DefinitionCheckError::WaitTimeout {
+                limit: self.wait_limit,
+            });
+        };
+        match finished.map(|finished| finished.clone()) {
             Ok(Some(Ok(listing))) => listing.check(upstream_name, expected),
             Ok(Some(Err(error))) => Err(DefinitionCheckError::Fetch(error)),
             Ok(None) | Err(_) => Err(DefinitionCheckError::Interrupted),

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use jcs_digest::{Digest, Profile, ToolDigestError, tool_definition_digest};
 use serde_json::Value;
@@ -29,9 +29,9 @@ impl VerifiedDefinition {
     }
 }
 
-/// Why a live definition is refused. Every variant but [`DefinitionCheckError::Fetch`] and
-/// [`DefinitionCheckError::Interrupted`] is a `definition_mismatch` (DESIGN.md §5: also when
-/// the tool is absent).
+/// Why a live definition is refused. Every variant but [`DefinitionCheckError::Fetch`],
+/// [`DefinitionCheckError::WaitTimeout`] and [`DefinitionCheckError::Interrupted`] is a
+/// `definition_mismatch` (DESIGN.md §5: also when the tool is absent).
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum DefinitionCheckError<E> {
@@ -99,6 +99,17 @@ pub enum DefinitionCheckError<E> {
     /// waited for that listing.
     #[error("cannot list the upstream's tools: {0}")]
     Fetch(Arc<E>),
+    /// The listing this check needed did not finish within the check's wait limit
+    /// ([`super::LiveDefinitions::with_wait_limit`]); the call was not checked.
+    #[error(
+        "the upstream's tools/list did not finish within the {} ms a check waits for it; the \
+         call was not checked (the upstream is listing slowly, or many calls share its listing)",
+        limit.as_millis()
+    )]
+    WaitTimeout {
+        /// The wait limit.
+        limit: Duration,
+    },
     /// The listing was abandoned before it finished (its task stopped: the runtime is shutting
     /// down, or the fetch panicked).
     #[error(
@@ -110,7 +121,8 @@ pub enum DefinitionCheckError<E> {
 impl<E> DefinitionCheckError<E> {
     /// The audit and `error.data.reason` of the refusal: `definition_mismatch` for a
     /// definition that does not match (or is absent, doubled, undigestible),
-    /// `upstream_unavailable` for [`DefinitionCheckError::Interrupted`], and `None` for
+    /// `upstream_unavailable` for [`DefinitionCheckError::Interrupted`], `upstream_error` for a
+    /// listing that broke its bound ([`DefinitionCheckError::WaitTimeout`]), and `None` for
     /// [`DefinitionCheckError::Fetch`], whose error the caller classifies.
     pub fn denial_reason(&self) -> Option<DenialReason> {
         match self {
@@ -119,6 +131,7 @@ impl<E> DefinitionCheckError<E> {
             | DefinitionCheckError::Duplicate { .. }
             | DefinitionCheckError::Undigestible { .. } => Some(DenialReason::DefinitionMismatch),
             DefinitionCheckError::Interrupted => Some(DenialReason::UpstreamUnavailable),
+            DefinitionCheckError::WaitTimeout { .. } => Some(DenialReason::UpstreamError),
             DefinitionCheckError::Fetch(_) => None,
         }
     }

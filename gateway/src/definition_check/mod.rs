@@ -15,7 +15,7 @@
 //! use jcs_digest::{Profile, tool_definition_digest};
 //! use serde_json::json;
 //!
-//! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build()?.block_on(async {
 //! let approved = json!({"name": "echo", "description": "Echoes its input."});
 //! let expected = tool_definition_digest(&approved, Profile::Trace)?;
 //! let live = LiveDefinitions::<std::io::Error>::new("max-age=30s".parse::<Freshness>()?);

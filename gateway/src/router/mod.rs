@@ -5,20 +5,29 @@
 //! # The steps
 //!
 //! 1. Look the tool up in the catalog; absent → `tool_not_in_catalog`.
-//! 2. Connect to the bound upstream; the pinning verifier enforces the catalog's anchors inside
-//!    the TLS handshake, so an impostor is refused before any application byte
-//!    (`identity_mismatch`).
+//! 2. Connect to the bound upstream and negotiate; the pinning verifier enforces the catalog's
+//!    anchors inside the TLS handshake (a full handshake on every connection: resumption is
+//!    off), so an impostor is refused before any application byte (`identity_mismatch`). This
+//!    connection is the one the call will be sent on, and it is made *before* the definition
+//!    decision: a reconnect found here invalidates a `max-age` listing first (DESIGN.md §5, "A
+//!    check is never outrun").
 //! 3. Take the live definition from the upstream's `tools/list` (every page followed), hash it
 //!    (DESIGN.md §2, default label) and compare it with `definition_hash`; a different digest,
 //!    a definition that cannot be digested, or a tool the upstream no longer lists →
 //!    `definition_mismatch`. Freshness is per call by default, or a bounded `max-age` that
 //!    `notifications/tools/list_changed` and a reconnect invalidate ([`crate::definition_check`]).
-//! 4. Record the decision `allowed` in the audit log. Nothing is forwarded unrecorded: if the
-//!    log cannot record, the call is refused with -32603 and not forwarded.
-//! 5. Forward with `name` = `upstream_name`, `arguments` and `_meta` passed through, and return
-//!    the upstream's result unchanged (content, structuredContent, isError, _meta). If the
-//!    forward itself fails, a second entry records `upstream_unavailable` or `upstream_error`
-//!    for the same request, and the client receives that denial.
+//! 4. Record the decision `allowed` in the audit log, with the identity presented on the
+//!    connection of step 2 and the pin it matched (primary or backup). Nothing is forwarded
+//!    unrecorded: if the log cannot record, the call is refused with -32603 and not forwarded.
+//! 5. Forward on that connection and session only, with `name` = `upstream_name`, `arguments`
+//!    and `_meta` passed through, and return the upstream's result unchanged (content,
+//!    structuredContent, isError, _meta). A call is never sent again on another connection or
+//!    into a new session without a new check: when its connection closed before it was written,
+//!    or the upstream answered 404 for a session it lost (so the tool did not run), the call
+//!    starts again at step 2, once, with a new path and a new check; a second failure is
+//!    `upstream_unavailable`. If the forward fails, a second entry records
+//!    `upstream_unavailable` or `upstream_error` for the same request, and the client receives
+//!    that denial.
 //!
 //! # Errors a client receives
 //!
@@ -45,14 +54,14 @@ use std::time::Instant;
 use catalog_store::{Catalog, CatalogEntry};
 use serde_json::{Map, Value};
 use server_identity::rustls::RootCertStore;
-use server_identity::{IdentityError, TrustBundles};
+use server_identity::{IdentityError, PinMatch, TrustBundles};
 
 use crate::audit::{
     AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity, arguments_digest,
 };
 use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
-use crate::mcp::{ErrorObject, error_codes};
-use crate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
+use crate::mcp::{ErrorObject, RawJson, error_codes};
+use crate::upstream::{ObservedIdentity, UpstreamClient, UpstreamError, UpstreamOptions};
 
 pub use self::denial::{Denial, DenialReason, codes, error_code};
 pub use self::upstreams::RouterBuildError;
@@ -63,8 +72,8 @@ pub use self::upstreams::RouterBuildError;
 pub struct ToolCall {
     /// `params.name`: the catalog tool name.
     pub tool: String,
-    /// `params.arguments`, passed through unchanged.
-    pub arguments: Option<Map<String, Value>>,
+    /// `params.arguments` as the client sent it (well-formed JSON), passed through unchanged.
+    pub arguments: Option<RawJson>,
     /// `params._meta`, passed through (without the client's `io.modelcontextprotocol/*` keys).
     pub meta: Option<Map<String, Value>>,
     /// The client's session, for the audit log.
@@ -85,9 +94,9 @@ impl ToolCall {
         }
     }
 
-    /// The same call with `arguments`.
+    /// The same call with `arguments` (written in serde_json's form).
     pub fn with_arguments(mut self, arguments: Map<String, Value>) -> ToolCall {
-        self.arguments = Some(arguments);
+        self.arguments = Some(RawJson::from_value(&Value::Object(arguments)));
         self
     }
 }
@@ -194,9 +203,12 @@ impl Router {
             &options.bundles,
             &options.upstream,
         )?;
+        // A listing ends within its deadline; a per-call check may wait for the one in flight
+        // and then its own.
+        let wait_limit = options.upstream.listing_deadline().saturating_mul(2);
         let definitions = upstreams
             .iter()
-            .map(|_| LiveDefinitions::new(options.freshness))
+            .map(|_| LiveDefinitions::with_wait_limit(options.freshness, wait_limit))
             .collect();
         Ok(Router {
             catalog,
@@ -244,7 +256,10 @@ impl Router {
     ///
     /// [`CallFailure::Denied`] with the recorded denial, or [`CallFailure::AuditUnavailable`]
     /// when no decision could be recorded.
-    pub async fn call_tool(&self, call: ToolCall) -> Result<Value, CallFailure> {
+    ///
+    /// The result is the upstream's, byte for byte (DESIGN.md §5, "Pass-through data is not
+    /// rewritten").
+    pub async fn call_tool(&self, call: ToolCall) -> Result<RawJson, CallFailure> {
         let started = Instant::now();
         let ToolCall {
             tool,
@@ -253,10 +268,15 @@ impl Router {
             session_id,
             request_id,
         } = call;
-        let arguments_value = call_arguments.map(Value::Object);
+        let arguments_value = call_arguments;
+        // AUDIT API: `arguments_digest` takes a `Value`, so the digest is computed only for
+        // arguments the strict reader accepts and that canonicalize (RFC 8785); for others
+        // (an integer beyond 2^53, a number beyond the double range) it is `None`, which the
+        // entry cannot yet tell apart from "no arguments". The call itself goes on either way.
         let arguments = arguments_value
             .as_ref()
-            .and_then(|arguments| arguments_digest(arguments).ok());
+            .and_then(|arguments| arguments.to_value().ok())
+            .and_then(|arguments| arguments_digest(&arguments).ok());
         let base = CallRecord {
             arguments,
             session_id,
@@ -287,8 +307,67 @@ impl Router {
             ..base
         };
 
-        // Steps 2 and 3: the listing connects through the pinning verifier, then the live
-        // definition is compared with the approved digest.
+        // A call that did not reach the tool on its checked path (the connection closed before
+        // it was written, or the upstream had lost the session) goes once more, on a new path
+        // with a new check; it is never sent again unchecked.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self
+                .check_and_forward(
+                    entry,
+                    upstream,
+                    definitions,
+                    &base,
+                    &arguments_value,
+                    &meta,
+                    started,
+                )
+                .await
+            {
+                Err(Forward::Again(error)) if attempt == 1 => {
+                    tracing::info!(tool = %tool, upstream = %upstream.url(), "{error}; checking again on a new path");
+                }
+                Err(Forward::Again(error)) => {
+                    let denial = upstream_denial(entry, upstream, &error, "calling the tool");
+                    return Err(self.deny(denial, base, None, started).await);
+                }
+                Err(Forward::Failed(failure)) => return Err(failure),
+                Ok(result) => return Ok(result),
+            }
+        }
+    }
+
+    /// Steps 2 to 5 for one path: the connection and negotiation first (a reconnect found
+    /// there invalidates a `max-age` listing before the decision), the definition check, the
+    /// decision recorded with the identity of the connection that will carry the call, and the
+    /// call on that connection.
+    #[allow(clippy::too_many_arguments)]
+    async fn check_and_forward(
+        &self,
+        entry: &CatalogEntry,
+        upstream: &UpstreamClient,
+        definitions: &LiveDefinitions<UpstreamError>,
+        base: &CallRecord,
+        arguments: &Option<RawJson>,
+        meta: &Option<Map<String, Value>>,
+        started: Instant,
+    ) -> Result<RawJson, Forward> {
+        let tool = entry.tool_name();
+        let expected = entry.definition_hash();
+        // Step 2: a connection through the pinning verifier, and the protocol state.
+        let path = match upstream.call_path().await {
+            Ok(path) => path,
+            Err(error) => {
+                let denial = upstream_denial(entry, upstream, &error, "connecting");
+                let failure = self.deny(denial, base.clone(), identity_of(&error), started);
+                return Err(Forward::Failed(failure.await));
+            }
+        };
+        let identity = path.identity().map(audit_identity);
+
+        // Step 3: the live definition compared with the approved digest, under the generation
+        // read after the path was established.
         let generation = *upstream.invalidations().borrow();
         let client = upstream.clone();
         let fetch = move || async move { client.list_tools().await };
@@ -299,7 +378,9 @@ impl Router {
             Ok(verified) => verified.digest(),
             Err(DefinitionCheckError::Fetch(error)) => {
                 let denial = upstream_denial(entry, upstream, &error, "listing its tools");
-                return Err(self.deny(denial, base, identity_of(&error), started).await);
+                let identity = identity_of(&error).or(identity);
+                let failure = self.deny(denial, base.clone(), identity, started);
+                return Err(Forward::Failed(failure.await));
             }
             Err(error) => {
                 let reason = error
@@ -308,13 +389,13 @@ impl Router {
                 let observed = error.observed();
                 let denial = Denial {
                     reason,
-                    tool: entry.tool_name().to_owned(),
+                    tool: tool.to_owned(),
                     upstream: Some(upstream.url().to_owned()),
                     expected_definition: Some(expected),
                     observed_definition: observed,
                     message: format!(
                         "tool {:?} denied: {} on {} (upstream tool {:?}): {error}",
-                        entry.tool_name(),
+                        tool,
                         reason.as_str(),
                         upstream.url(),
                         entry.upstream_name(),
@@ -322,18 +403,17 @@ impl Router {
                 };
                 let base = CallRecord {
                     observed_definition: observed,
-                    ..base
+                    ..base.clone()
                 };
-                // The connection passed the pinning verifier: record whom it reached.
-                let identity = self.observed_identity(upstream);
-                return Err(self.deny(denial, base, identity, started).await);
+                let failure = self.deny(denial, base, identity, started);
+                return Err(Forward::Failed(failure.await));
             }
         };
 
         // Step 4: the decision is durable before anything is forwarded.
         let allowed = CallRecord {
             observed_definition: Some(observed),
-            identity: self.observed_identity(upstream),
+            identity: identity.clone(),
             detail: format!(
                 "approved; forwarding to {} as {:?}",
                 upstream.url(),
@@ -342,26 +422,33 @@ impl Router {
             latency: started.elapsed(),
             ..base.clone()
         };
-        self.record(allowed, &tool).await?;
+        self.record(allowed, tool)
+            .await
+            .map_err(|failure| Forward::Failed(failure.into()))?;
 
-        // Step 5: forward, and return the result exactly as received.
+        // Step 5: forward on the checked path, and return the result exactly as received.
         match upstream
-            .call_tool(
+            .call_tool_on(
+                path,
                 entry.upstream_name(),
-                arguments_value,
-                meta.map(Value::Object),
+                arguments.clone(),
+                meta.clone().map(Value::Object),
             )
             .await
         {
             Ok(result) => Ok(result),
+            Err(
+                error @ (UpstreamError::CallNotSent { .. } | UpstreamError::SessionLost { .. }),
+            ) => Err(Forward::Again(error)),
             Err(error) => {
                 let mut denial = upstream_denial(entry, upstream, &error, "calling the tool");
                 denial.observed_definition = Some(observed);
                 let base = CallRecord {
                     observed_definition: Some(observed),
-                    ..base
+                    ..base.clone()
                 };
-                Err(self.deny(denial, base, identity_of(&error), started).await)
+                let failure = self.deny(denial, base, identity, started);
+                Err(Forward::Failed(failure.await))
             }
         }
     }
@@ -381,21 +468,6 @@ impl Router {
             self.upstreams.get(index)?,
             self.definitions.get(index)?,
         ))
-    }
-
-    /// The fingerprints the upstream presented on its newest connection (key, then certificate).
-    fn observed_identity(&self, upstream: &UpstreamClient) -> Option<AuditIdentity> {
-        let observed = upstream.observed_identity()?;
-        let mut fingerprints: Vec<String> = observed
-            .spki_sha256
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        fingerprints.push(observed.cert_sha256.to_string());
-        Some(AuditIdentity {
-            fingerprints,
-            spiffe_id: observed.spiffe_ids.first().map(ToString::to_string),
-        })
     }
 
     async fn record(&self, record: CallRecord, tool: &str) -> Result<(), AuditUnavailable> {
@@ -431,6 +503,36 @@ impl Router {
             Ok(()) => CallFailure::Denied(denial),
             Err(failure) => CallFailure::AuditUnavailable(failure),
         }
+    }
+}
+
+/// How one attempt of a call ended when it returned no result.
+enum Forward {
+    /// The call did not reach the tool on its checked path: its connection closed before it
+    /// was written, or the upstream had lost its session (HTTP 404).
+    Again(UpstreamError),
+    /// A recorded denial, or an audit failure.
+    Failed(CallFailure),
+}
+
+/// The audit's record of what a connection presented (key, then certificate; the pin matched).
+fn audit_identity(observed: &ObservedIdentity) -> AuditIdentity {
+    let mut fingerprints: Vec<String> = observed
+        .spki_sha256
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    fingerprints.push(observed.cert_sha256.to_string());
+    let (pin, pinned_backup) = match observed.pin {
+        Some(PinMatch::Primary) => (Some("primary"), None),
+        Some(PinMatch::Backup(backup)) => (Some("backup"), Some(backup.to_string())),
+        Some(PinMatch::NotPinned) | None => (None, None),
+    };
+    AuditIdentity {
+        fingerprints,
+        spiffe_id: observed.spiffe_ids.first().map(ToString::to_string),
+        pin,
+        pinned_backup,
     }
 }
 
@@ -474,12 +576,13 @@ fn identity_of(error: &UpstreamError) -> Option<AuditIdentity> {
         Some(AuditIdentity {
             fingerprints: Vec::new(),
             spiffe_id: Some(id),
+            ..AuditIdentity::default()
         })
     };
     match error.identity_error()? {
         IdentityError::PinMismatch { presented, .. } => Some(AuditIdentity {
             fingerprints: vec![presented.to_string()],
-            spiffe_id: None,
+            ..AuditIdentity::default()
         }),
         IdentityError::SpiffeIdMismatch { presented, .. } => spiffe(presented.to_string()),
         IdentityError::SvidIsCa { presented } => spiffe(presented.to_string()),

@@ -87,12 +87,13 @@ pub(crate) fn build_upstreams(
                 detail: error.to_string(),
             }
         })?;
-        let client = UpstreamClient::new(&url, tls, options.clone()).map_err(|error| {
-            RouterBuildError::Upstream {
-                url: url.clone(),
-                detail: error.to_string(),
-            }
-        })?;
+        let client =
+            UpstreamClient::with_anchors(&url, tls, anchors, options.clone()).map_err(|error| {
+                RouterBuildError::Upstream {
+                    url: url.clone(),
+                    detail: error.to_string(),
+                }
+            })?;
         for tool_name in server.tool_names() {
             by_tool.insert(tool_name.clone(), clients.len());
         }

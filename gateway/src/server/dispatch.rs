@@ -6,7 +6,9 @@
 
 use serde_json::{Map, Value, json};
 
-use crate::mcp::{ErrorObject, META_SERVER_INFO, ProtocolVersion, Request, error_codes, methods};
+use crate::mcp::{
+    ErrorObject, META_SERVER_INFO, ProtocolVersion, RawJson, Request, error_codes, methods,
+};
 use crate::router::ToolCall;
 
 use super::Gateway;
@@ -62,13 +64,16 @@ pub(crate) async fn answer(
     exchange: Exchange,
     request: &Request,
     session: Option<&str>,
-) -> Result<Value, ErrorObject> {
+) -> Result<RawJson, ErrorObject> {
     let params = request.params.as_ref();
-    let result = match request.method.as_str() {
-        methods::PING => Ok(json!({})),
-        methods::TOOLS_LIST => gateway.listing.page(params),
+    let result: RawJson = match request.method.as_str() {
+        methods::PING => Ok(json!({}).into()),
+        methods::TOOLS_LIST => gateway.listing.page(params).map(RawJson::from),
+        // The upstream's result, as it wrote it.
         methods::TOOLS_CALL => call_tool(gateway, request, session).await,
-        methods::SERVER_DISCOVER if matches!(exchange, Exchange::Stateless(_)) => Ok(discover()),
+        methods::SERVER_DISCOVER if matches!(exchange, Exchange::Stateless(_)) => {
+            Ok(discover().into())
+        }
         methods::INITIALIZE => Err(ErrorObject::new(
             error_codes::INVALID_REQUEST,
             "initialize is not valid here: a 2026-07-28 request carries its protocol version in \
@@ -106,18 +111,14 @@ fn discover() -> Value {
 
 /// 2026-07-28 results carry `resultType` (required of servers at that version), and listings
 /// carry the cache hints `cacheScope` and `ttlMs`. An upstream of the session generation sends
-/// none of them, so they are added when absent; nothing present is changed.
-fn stamp_stateless(method: &str, mut result: Value) -> Value {
-    if let Value::Object(object) = &mut result {
-        object
-            .entry("resultType")
-            .or_insert_with(|| Value::from("complete"));
-        if method == methods::TOOLS_LIST || method == methods::SERVER_DISCOVER {
-            object
-                .entry("cacheScope")
-                .or_insert_with(|| Value::from("private"));
-            object.entry("ttlMs").or_insert_with(|| Value::from(0));
-        }
+/// none of them, so they are added when absent; nothing present is changed, and no byte of an
+/// upstream's result is rewritten ([`RawJson::with_member_if_absent`]).
+fn stamp_stateless(method: &str, result: RawJson) -> RawJson {
+    let mut result = result.with_member_if_absent("resultType", &Value::from("complete"));
+    if method == methods::TOOLS_LIST || method == methods::SERVER_DISCOVER {
+        result = result
+            .with_member_if_absent("cacheScope", &Value::from("private"))
+            .with_member_if_absent("ttlMs", &Value::from(0));
     }
     result
 }
@@ -126,7 +127,7 @@ async fn call_tool(
     gateway: &Gateway,
     request: &Request,
     session: Option<&str>,
-) -> Result<Value, ErrorObject> {
+) -> Result<RawJson, ErrorObject> {
     let Some(params) = request.params.as_ref() else {
         return Err(invalid_params("tools/call needs params with a \"name\""));
     };
@@ -135,9 +136,11 @@ async fn call_tool(
             "tools/call needs params.name, the tool's name as a string",
         ));
     };
-    let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(arguments)) => Some(arguments.clone()),
+    // Carried as the client wrote them (well-formed, not rewritten: DESIGN.md §5).
+    let arguments = match &request.arguments {
+        None => None,
+        Some(raw) if raw.as_str() == "null" => None,
+        Some(raw) if raw.is_object() => Some(raw.clone()),
         Some(_) => {
             return Err(invalid_params(
                 "tools/call params.arguments must be an object",
@@ -206,17 +209,24 @@ mod tests {
 
     #[test]
     fn stateless_results_gain_result_type_and_keep_everything_else() {
-        let stamped = stamp_stateless("tools/call", json!({"content": [], "isError": true}));
+        let raw = |text: &str| RawJson::from_slice(text.as_bytes()).unwrap();
+        let stamped = stamp_stateless("tools/call", raw(r#"{"content": [], "isError": true}"#));
         assert_eq!(
-            stamped,
-            json!({"content": [], "isError": true, "resultType": "complete"})
+            stamped.as_str(),
+            r#"{"resultType":"complete","content": [], "isError": true}"#
         );
-        let kept = stamp_stateless("tools/call", json!({"content": [], "resultType": "other"}));
-        assert_eq!(kept["resultType"], "other");
-        let listed = stamp_stateless("tools/list", json!({"tools": []}));
+        let kept = stamp_stateless("tools/call", raw(r#"{"content":[],"resultType":"other"}"#));
+        assert_eq!(kept.as_str(), r#"{"content":[],"resultType":"other"}"#);
+        let listed = stamp_stateless("tools/list", raw(r#"{"tools":[]}"#));
         assert_eq!(
-            listed,
+            listed.to_value().unwrap(),
             json!({"tools": [], "resultType": "complete", "cacheScope": "private", "ttlMs": 0})
+        );
+        // An upstream's numbers stay as written.
+        let call = stamp_stateless("tools/call", raw(r#"{"structuredContent":{"n":1E+2}}"#));
+        assert_eq!(
+            call.as_str(),
+            r#"{"resultType":"complete","structuredContent":{"n":1E+2}}"#
         );
     }
 }

@@ -1,14 +1,16 @@
 //! The client: negotiation of the protocol generation, sessions, listing and calling.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue, StatusCode};
 use serde_json::{Map, Value, json};
+use server_identity::ServerAnchors;
 use tokio::sync::watch;
 
-use super::connection::Pool;
+use super::connection::{Lease, Pool};
 use super::endpoint::Endpoint;
 use super::error::UpstreamError;
 use super::identity::ObservedIdentity;
@@ -17,7 +19,8 @@ use super::names;
 use super::options::UpstreamOptions;
 use super::transport::{Answer, Outgoing, Transport};
 use crate::mcp::{
-    self, Generation, Message, Notification, ProtocolVersion, Request, RequestId, ResponsePayload,
+    self, Generation, Message, Notification, ProtocolVersion, RawJson, Request, RequestId,
+    ResponsePayload,
 };
 
 const METHOD_NOT_FOUND: i64 = mcp::error_codes::METHOD_NOT_FOUND;
@@ -86,10 +89,36 @@ impl UpstreamClient {
         tls: Arc<rustls::ClientConfig>,
         options: UpstreamOptions,
     ) -> Result<UpstreamClient, UpstreamError> {
+        UpstreamClient::build(url, tls, None, options)
+    }
+
+    /// As [`UpstreamClient::new`], given also the anchors `tls` was made from, so that the
+    /// identity of every connection says which pin matched (the primary `tls_fingerprint` or a
+    /// backup, [`ObservedIdentity::pin`]); a backup match is logged at warn.
+    ///
+    /// # Errors
+    ///
+    /// [`UpstreamError::InvalidUrl`] for a URL that is not `https://HOST[:PORT]/PATH`.
+    pub fn with_anchors(
+        url: &str,
+        tls: Arc<rustls::ClientConfig>,
+        anchors: ServerAnchors,
+        options: UpstreamOptions,
+    ) -> Result<UpstreamClient, UpstreamError> {
+        UpstreamClient::build(url, tls, Some(anchors), options)
+    }
+
+    fn build(
+        url: &str,
+        tls: Arc<rustls::ClientConfig>,
+        anchors: Option<ServerAnchors>,
+        options: UpstreamOptions,
+    ) -> Result<UpstreamClient, UpstreamError> {
         let endpoint = Arc::new(Endpoint::parse(url)?);
         let pool = Pool::new(
             endpoint.clone(),
             tls,
+            anchors,
             options.connect_timeout,
             options.max_idle_connections,
         );
@@ -113,23 +142,63 @@ impl UpstreamClient {
     }
 
     /// Every tool the upstream lists, every page followed (`nextCursor`), each definition as
-    /// received.
+    /// received, within the listing's bounds (DESIGN.md §5, "Listings are bounded").
     ///
     /// # Errors
     ///
-    /// [`UpstreamError`]; see [`UpstreamError::reason`]. More pages than
-    /// [`UpstreamOptions::max_list_pages`] is [`UpstreamError::TooManyPages`].
+    /// [`UpstreamError`]; see [`UpstreamError::reason`]. The bounds: more pages than
+    /// [`UpstreamOptions::max_list_pages`] is [`UpstreamError::TooManyPages`], more bytes
+    /// than [`UpstreamOptions::max_listing_bytes`] [`UpstreamError::ListingTooLarge`], longer
+    /// than [`UpstreamOptions::listing_deadline`] [`UpstreamError::ListingTimeout`], and a
+    /// cursor given twice [`UpstreamError::RepeatedCursor`].
     pub async fn list_tools(&self) -> Result<Vec<Value>, UpstreamError> {
+        let deadline = self.inner.options.listing_deadline();
+        let mut pages = 0;
+        let listing = tokio::time::timeout(deadline, self.list_pages(&mut pages)).await;
+        listing.unwrap_or_else(|_| {
+            Err(UpstreamError::ListingTimeout {
+                url: self.url().to_owned(),
+                deadline,
+                pages,
+            })
+        })
+    }
+
+    /// The pages of one listing; `pages` counts those read whole.
+    async fn list_pages(&self, pages: &mut usize) -> Result<Vec<Value>, UpstreamError> {
         let method = mcp::methods::TOOLS_LIST;
+        let options = &self.inner.options;
         let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
-        for _ in 0..self.inner.options.max_list_pages {
+        // Every cursor given so far, with the page that gave it.
+        let mut cursors: HashMap<String, usize> = HashMap::new();
+        let mut bytes = 0usize;
+        for page in 1..=options.max_list_pages {
             let mut params = Map::new();
             if let Some(cursor) = cursor.take() {
                 params.insert("cursor".to_owned(), Value::String(cursor));
             }
-            let result = self.request(method, params).await?;
-            let Value::Object(mut result) = result else {
+            // Each page is read with what is left of the budget as its limit, so a listing
+            // never holds more than the budget, however its pages are cut.
+            let remaining = options.max_listing_bytes.saturating_sub(bytes);
+            let exchanged = match self.request(method, params, Some(remaining)).await {
+                Ok(exchanged) => exchanged,
+                Err(UpstreamError::ResponseTooLarge { limit, .. })
+                    if limit < options.max_response_bytes =>
+                {
+                    return Err(UpstreamError::ListingTooLarge {
+                        url: self.url().to_owned(),
+                        limit: options.max_listing_bytes,
+                        pages: *pages,
+                        bytes,
+                    });
+                }
+                Err(error) => return Err(error),
+            };
+            bytes += exchanged.bytes;
+            *pages += 1;
+            // Definitions are hashed: a page is read strictly.
+            let Value::Object(mut result) = self.strict(method, &exchanged.result)? else {
                 return Err(self.malformed(method, "the result is not an object"));
             };
             match result.remove("tools") {
@@ -138,45 +207,135 @@ impl UpstreamClient {
             }
             match result.remove("nextCursor") {
                 None | Some(Value::Null) => return Ok(tools),
-                Some(Value::String(next)) => cursor = Some(next),
+                Some(Value::String(next)) => {
+                    if let Some(first) = cursors.get(&next) {
+                        return Err(UpstreamError::RepeatedCursor {
+                            url: self.url().to_owned(),
+                            cursor: next.chars().take(100).collect(),
+                            page,
+                            first: *first,
+                        });
+                    }
+                    cursors.insert(next.clone(), page);
+                    cursor = Some(next);
+                }
                 Some(_) => return Err(self.malformed(method, "`nextCursor` is not a string")),
             }
         }
         Err(UpstreamError::TooManyPages {
             url: self.url().to_owned(),
-            limit: self.inner.options.max_list_pages,
+            limit: options.max_list_pages,
+        })
+    }
+
+    /// Establishes the path a `tools/call` will take: the protocol state, and a connection
+    /// that passed the pinning verifier in its own handshake. Made *before* the definition
+    /// decision (DESIGN.md §5, "A check is never outrun"): a reconnect found here bumps
+    /// [`invalidations`](Self::invalidations) first, so a `max-age` listing from before it is
+    /// not used. The call then goes on this connection only ([`call_tool_on`](Self::call_tool_on)).
+    ///
+    /// # Errors
+    ///
+    /// [`UpstreamError`]: negotiation or the connection failed (an impostor is
+    /// [`UpstreamError::Identity`]).
+    pub async fn call_path(&self) -> Result<CallPath, UpstreamError> {
+        let negotiated = self.ensure_negotiated().await?;
+        let mut lease = self.inner.transport.pool.checkout().await?;
+        if lease.sender.reconnected {
+            // Notifications may have been missed while no connection was open.
+            self.inner.bump(1);
+            lease.sender.reconnected = false;
+        }
+        let identity = lease.sender.identity.clone();
+        Ok(CallPath {
+            lease,
+            negotiated,
+            identity,
         })
     }
 
     /// Calls the upstream's tool `name` with `arguments` and request `_meta`, and returns the
     /// upstream's `result` object exactly as received (content, structuredContent, isError,
-    /// _meta; nothing is deserialized into a typed model).
+    /// _meta; nothing is deserialized into a typed model): [`call_path`](Self::call_path),
+    /// then [`call_tool_on`](Self::call_tool_on).
     ///
     /// # Errors
     ///
-    /// [`UpstreamError`]; a JSON-RPC error answer is [`UpstreamError::JsonRpc`] with the
-    /// upstream's code and message. A tool that failed but answered (`isError: true`) is a
-    /// result, not an error.
+    /// As [`call_tool_on`](Self::call_tool_on).
     pub async fn call_tool(
         &self,
         name: &str,
         arguments: Option<Value>,
         meta: Option<Value>,
     ) -> Result<Value, UpstreamError> {
+        let path = self.call_path().await?;
+        let arguments = arguments.as_ref().map(RawJson::from_value);
+        let result = self.call_tool_on(path, name, arguments, meta).await?;
+        self.strict(mcp::methods::TOOLS_CALL, &result)
+    }
+
+    /// Sends the `tools/call` on `path`, its connection and session only: it is never sent
+    /// again on another connection or into a new session (that would outrun the check made
+    /// for this path). `arguments` are written as they are, and the result is returned as the
+    /// upstream wrote it (DESIGN.md §5, "Pass-through data is not rewritten": checked for
+    /// well-formedness only, so a large integer or a `1E+2` is carried unchanged).
+    ///
+    /// # Errors
+    ///
+    /// [`UpstreamError`]; a JSON-RPC error answer is [`UpstreamError::JsonRpc`] with the
+    /// upstream's code and message. A tool that failed but answered (`isError: true`) is a
+    /// result, not an error. A connection that closed before the call was written is
+    /// [`UpstreamError::CallNotSent`]; a session the upstream forgot (HTTP 404)
+    /// [`UpstreamError::SessionLost`], after which the next request opens a new session.
+    pub async fn call_tool_on(
+        &self,
+        path: CallPath,
+        name: &str,
+        arguments: Option<RawJson>,
+        meta: Option<Value>,
+    ) -> Result<RawJson, UpstreamError> {
         let method = mcp::methods::TOOLS_CALL;
         let mut params = Map::new();
         params.insert("name".to_owned(), Value::String(name.to_owned()));
-        if let Some(arguments) = arguments {
-            params.insert("arguments".to_owned(), arguments);
-        }
         if let Some(meta) = meta {
             params.insert("_meta".to_owned(), meta);
         }
-        let result = self.request(method, params).await?;
+        let CallPath {
+            lease, negotiated, ..
+        } = path;
+        let (sent_params, headers) = stamp(&negotiated, method, params);
+        let outgoing = Outbound {
+            params: sent_params,
+            arguments,
+            headers,
+        };
+        let result = match self
+            .exchange_with_status(method, outgoing, Some(lease), None)
+            .await
+        {
+            Ok(exchanged) => exchanged.result,
+            Err((error @ UpstreamError::JsonRpc { code, .. }, _)) if code == METHOD_NOT_FOUND => {
+                return Err(error);
+            }
+            Err((_, Some(StatusCode::NOT_FOUND))) if has_session(&negotiated) => {
+                self.forget_session(&negotiated).await;
+                return Err(UpstreamError::SessionLost {
+                    url: self.url().to_owned(),
+                });
+            }
+            Err((error, _)) => return Err(error),
+        };
         if !result.is_object() {
             return Err(self.malformed(method, "the result is not an object"));
         }
         Ok(result)
+    }
+
+    /// A result read strictly, for what is interpreted (a listing, negotiation).
+    fn strict(&self, method: &str, result: &RawJson) -> Result<Value, UpstreamError> {
+        result.to_value().map_err(|error| {
+            self.malformed(method, &format!("the result is not strict JSON: {error}"))
+        })
     }
 
     /// A counter that increases whenever what was learned from the upstream may be stale: a
@@ -194,7 +353,9 @@ impl UpstreamClient {
     }
 
     /// What the upstream presented on the newest connection (every connection passed the
-    /// pinning verifier; this is for the audit log). `None` before the first connection.
+    /// pinning verifier). `None` before the first connection. For the audit of one call, use
+    /// the identity of the connection that carries it ([`CallPath::identity`]): this one may
+    /// be another connection's.
     pub fn observed_identity(&self) -> Option<ObservedIdentity> {
         self.inner.transport.pool.observed()
     }
@@ -215,6 +376,11 @@ impl UpstreamClient {
         }
     }
 
+    /// How many idle connections are kept for reuse and not known to be closed by the peer.
+    pub fn idle_connections(&self) -> usize {
+        self.inner.transport.pool.idle_open()
+    }
+
     /// How many TLS connections were made so far (each one verified in its handshake).
     pub fn connections_made(&self) -> u64 {
         self.inner.transport.pool.connections_made()
@@ -224,28 +390,24 @@ impl UpstreamClient {
         self.inner.transport.malformed(method, detail.to_owned())
     }
 
-    /// One request, with negotiation first and one re-initialization when the upstream has
-    /// forgotten the session (HTTP 404 on a request with a session id, whatever the body).
+    /// One idempotent request, with negotiation first and one re-initialization when the
+    /// upstream has forgotten the session (HTTP 404 on a request with a session id, whatever
+    /// the body). `max_bytes` bounds the answer below the response limit.
     async fn request(
         &self,
         method: &str,
         params: Map<String, Value>,
-    ) -> Result<Value, UpstreamError> {
+        max_bytes: Option<usize>,
+    ) -> Result<Exchanged, UpstreamError> {
         let negotiated = self.ensure_negotiated().await?;
         // Kept only where a lost session may need the request sent again.
-        let retry_params = match &negotiated {
-            Negotiated::Session {
-                session_id: Some(_),
-                ..
-            } => Some(params.clone()),
-            _ => None,
-        };
+        let retry_params = has_session(&negotiated).then(|| params.clone());
         let (sent_params, headers) = stamp(&negotiated, method, params);
         match self
-            .exchange_with_status(method, sent_params, headers)
+            .exchange_with_status(method, Outbound::new(sent_params, headers), None, max_bytes)
             .await
         {
-            Ok((result, _)) => Ok(result),
+            Ok(exchanged) => Ok(exchanged),
             // A 404 carrying "method not found" is about the method, not the session (FastMCP
             // answers unknown methods with HTTP 404).
             Err((
@@ -261,9 +423,14 @@ impl UpstreamClient {
                 };
                 let renewed = self.renegotiate(&negotiated).await?;
                 let (sent_params, headers) = stamp(&renewed, method, params);
-                self.exchange(method, sent_params, headers)
-                    .await
-                    .map(|(result, _)| result)
+                self.exchange_with_status(
+                    method,
+                    Outbound::new(sent_params, headers),
+                    None,
+                    max_bytes,
+                )
+                .await
+                .map_err(|(error, _)| error)
             }
             Err((error, _)) => Err(error),
         }
@@ -277,40 +444,58 @@ impl UpstreamClient {
         params: Map<String, Value>,
         headers: Vec<(HeaderName, HeaderValue)>,
     ) -> Result<(Value, Option<String>), UpstreamError> {
-        self.exchange_with_status(method, params, headers)
+        let exchanged = self
+            .exchange_with_status(method, Outbound::new(params, headers), None, None)
             .await
-            .map_err(|(error, _)| error)
+            .map_err(|(error, _)| error)?;
+        Ok((
+            self.strict(method, &exchanged.result)?,
+            exchanged.session_id,
+        ))
     }
 
-    /// As [`Self::exchange`], with the HTTP status of a failed answer beside the error.
+    /// As [`Self::exchange`], on `lease` when given, reading at most `max_bytes`, with the
+    /// HTTP status of a failed answer beside the error.
     async fn exchange_with_status(
         &self,
         method: &str,
-        params: Map<String, Value>,
-        headers: Vec<(HeaderName, HeaderValue)>,
-    ) -> Result<(Value, Option<String>), (UpstreamError, Option<StatusCode>)> {
+        outbound: Outbound,
+        lease: Option<Lease>,
+        max_bytes: Option<usize>,
+    ) -> Result<Exchanged, (UpstreamError, Option<StatusCode>)> {
         let id = self.inner.next_request_id();
+        let Outbound {
+            params,
+            arguments,
+            headers,
+        } = outbound;
         let message = Message::Request(Request {
             id: id.clone(),
             method: method.to_owned(),
             params: Some(params),
+            arguments,
         });
         let answer = self
             .inner
             .transport
-            .post(Outgoing {
-                method,
-                id: Some(&id),
-                body: Bytes::from(message.to_vec()),
-                headers,
-                idempotent: method != mcp::methods::TOOLS_CALL,
-            })
+            .post(
+                Outgoing {
+                    method,
+                    id: Some(&id),
+                    body: Bytes::from(message.to_vec()),
+                    headers,
+                    idempotent: method != mcp::methods::TOOLS_CALL,
+                    max_bytes,
+                },
+                lease,
+            )
             .await
             .map_err(|error| (error, None))?;
         self.note(&answer);
         let url = self.url().to_owned();
         let session_id = answer.session_id.clone();
         let status = answer.status;
+        let bytes = answer.body_bytes;
         let outcome = match answer.response {
             Some(response) => match response.payload {
                 ResponsePayload::Error(error) => Err(UpstreamError::JsonRpc {
@@ -320,9 +505,11 @@ impl UpstreamClient {
                     message: error.message,
                     data: error.data,
                 }),
-                ResponsePayload::Result(result) if answer.status.is_success() => {
-                    Ok((result, session_id))
-                }
+                ResponsePayload::Result(result) if answer.status.is_success() => Ok(Exchanged {
+                    result,
+                    session_id,
+                    bytes,
+                }),
                 ResponsePayload::Result(_) => Err(UpstreamError::HttpStatus {
                     url,
                     method: method.to_owned(),
@@ -388,6 +575,17 @@ impl UpstreamClient {
         self.inner.set(Some(negotiated.clone()));
         self.start_listener(&negotiated);
         Ok(negotiated)
+    }
+
+    /// Drops `stale`, a session the upstream forgot, unless another task already replaced it;
+    /// the next request negotiates again. Whatever was learned under it may be stale.
+    async fn forget_session(&self, stale: &Negotiated) {
+        let _guard = self.inner.negotiating.lock().await;
+        if self.inner.is_current(stale) {
+            tracing::info!(upstream = %self.url(), "upstream forgot the session during tools/call");
+            self.inner.set(None);
+            self.inner.bump(1);
+        }
     }
 
     /// 2026-07-28 first (`server/discover`), `initialize` when the upstream refuses it.
@@ -481,13 +679,17 @@ impl UpstreamClient {
         let answer = self
             .inner
             .transport
-            .post(Outgoing {
-                method: mcp::methods::NOTIFICATIONS_INITIALIZED,
-                id: None,
-                body: Bytes::from(initialized.to_vec()),
-                headers,
-                idempotent: true,
-            })
+            .post(
+                Outgoing {
+                    method: mcp::methods::NOTIFICATIONS_INITIALIZED,
+                    id: None,
+                    body: Bytes::from(initialized.to_vec()),
+                    headers,
+                    idempotent: true,
+                    max_bytes: None,
+                },
+                None,
+            )
             .await?;
         self.note(&answer);
         if !answer.status.is_success() {
@@ -551,6 +753,74 @@ impl Inner {
     pub(super) fn next_request_id(&self) -> RequestId {
         RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
     }
+}
+
+/// One request to send: its params, the pass-through `tools/call` arguments, its headers.
+struct Outbound {
+    params: Map<String, Value>,
+    arguments: Option<RawJson>,
+    headers: Vec<(HeaderName, HeaderValue)>,
+}
+
+impl Outbound {
+    fn new(params: Map<String, Value>, headers: Vec<(HeaderName, HeaderValue)>) -> Outbound {
+        Outbound {
+            params,
+            arguments: None,
+            headers,
+        }
+    }
+}
+
+/// What one exchange gave: the result as received, the answer's session id, and the bytes of
+/// its body.
+struct Exchanged {
+    result: RawJson,
+    session_id: Option<String>,
+    bytes: usize,
+}
+
+/// The path one `tools/call` takes, established before its definition check
+/// ([`UpstreamClient::call_path`]): a connection that passed the pinning verifier and the
+/// protocol state (session) it will be sent under.
+pub struct CallPath {
+    lease: Lease,
+    negotiated: Negotiated,
+    identity: Option<ObservedIdentity>,
+}
+
+impl CallPath {
+    /// What the upstream presented on this path's connection: the identity to record for the
+    /// call it carries.
+    pub fn identity(&self) -> Option<&ObservedIdentity> {
+        self.identity.as_ref()
+    }
+
+    /// Whether the peer has closed this path's connection, as far as this side has seen: a
+    /// call on it then fails with [`UpstreamError::CallNotSent`], nothing sent.
+    pub fn connection_closed(&self) -> bool {
+        self.lease.sender.is_closed()
+    }
+}
+
+impl std::fmt::Debug for CallPath {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CallPath")
+            .field("negotiated", &self.negotiated)
+            .field("identity", &self.identity)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Whether `negotiated` is a session the upstream issued an id for (one it can forget).
+fn has_session(negotiated: &Negotiated) -> bool {
+    matches!(
+        negotiated,
+        Negotiated::Session {
+            session_id: Some(_),
+            ..
+        }
+    )
 }
 
 /// Used by the listener, which holds only a weak reference.

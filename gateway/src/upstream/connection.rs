@@ -2,8 +2,11 @@
 //!
 //! Every connection is a fresh TCP connection and a full TLS handshake through the pinning
 //! verifier (DESIGN.md §3: the identity is enforced inside the handshake, before any
-//! application byte); HTTP/1.1 runs on top. Idle connections are kept for the next request: the
-//! identity was verified when the connection was made and a TLS session cannot change peers.
+//! application byte; `server_identity::client_config` disables session resumption, so no
+//! handshake reuses an earlier verdict); HTTP/1.1 runs on top. Idle connections are kept for the
+//! next request: the identity was verified when the connection was made and a TLS session
+//! cannot change peers. Each connection keeps what its own handshake presented, so a request is
+//! audited with the identity of the connection that carried it.
 
 use std::sync::Arc;
 use std::sync::Mutex;
@@ -14,7 +17,7 @@ use bytes::Bytes;
 use http_body_util::Full;
 use hyper::client::conn::http1::{self, SendRequest};
 use hyper_util::rt::TokioIo;
-use server_identity::IdentityError;
+use server_identity::{IdentityError, PinMatch, ServerAnchors};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
 
@@ -31,6 +34,9 @@ pub(super) struct Sender {
     /// after an earlier one existed: a reconnect, across which notifications may have been
     /// missed.
     pub(super) reconnected: bool,
+    /// What the upstream presented in this connection's handshake (DESIGN.md §3: the identity
+    /// recorded for a request is the one of the connection that carried it).
+    pub(super) identity: Option<ObservedIdentity>,
 }
 
 impl std::ops::Deref for Sender {
@@ -74,12 +80,15 @@ pub(super) struct Pool {
     connections_made: AtomicU64,
     live: Arc<AtomicU64>,
     observed: Mutex<Option<ObservedIdentity>>,
+    /// The anchors the verifier enforces, to say which pin each connection matched.
+    anchors: Option<ServerAnchors>,
 }
 
 impl Pool {
     pub(super) fn new(
         endpoint: Arc<Endpoint>,
         tls: Arc<rustls::ClientConfig>,
+        anchors: Option<ServerAnchors>,
         connect_timeout: Duration,
         max_idle: usize,
     ) -> Pool {
@@ -97,6 +106,7 @@ impl Pool {
             connections_made: AtomicU64::new(0),
             live: Arc::new(AtomicU64::new(0)),
             observed: Mutex::new(None),
+            anchors,
         }
     }
 
@@ -139,6 +149,13 @@ impl Pool {
         }
     }
 
+    /// How many idle connections the peer has not closed (as far as this side has seen).
+    pub(super) fn idle_open(&self) -> usize {
+        self.idle.lock().map_or(0, |idle| {
+            idle.iter().filter(|sender| !sender.is_closed()).count()
+        })
+    }
+
     /// How many connections were made so far.
     pub(super) fn connections_made(&self) -> u64 {
         self.connections_made.load(Ordering::Relaxed)
@@ -179,12 +196,10 @@ impl Pool {
                         detail: error.to_string(),
                     },
                 })?;
-            let observed = tls
-                .get_ref()
-                .1
-                .peer_certificates()
-                .and_then(|chain| chain.first())
-                .map(|leaf| ObservedIdentity::of_leaf(leaf));
+            let observed =
+                tls.get_ref().1.peer_certificates().and_then(|chain| {
+                    ObservedIdentity::of_connection(self.anchors.as_ref(), chain)
+                });
             let (sender, connection) = http1::handshake::<_, Full<Bytes>>(TokioIo::new(tls))
                 .await
                 .map_err(|error| UpstreamError::ConnectionClosed {
@@ -209,13 +224,23 @@ impl Pool {
         });
         let made_before = self.connections_made.fetch_add(1, Ordering::Relaxed);
         let live_before = self.live.fetch_add(1, Ordering::Relaxed);
-        if let (Some(observed), Ok(mut slot)) = (observed, self.observed.lock()) {
+        if let Some(PinMatch::Backup(backup)) = observed.as_ref().and_then(|o| o.pin) {
+            // A planned rotation is under way: the catalog's primary should be updated.
+            tracing::warn!(
+                upstream = %endpoint.url,
+                %backup,
+                "the upstream presented a backup fingerprint, not the primary tls_fingerprint; \
+                 update the catalog's primary once the rotation is complete"
+            );
+        }
+        if let (Some(observed), Ok(mut slot)) = (observed.clone(), self.observed.lock()) {
             *slot = Some(observed);
         }
         Ok(Sender {
             sender,
             _live: LiveGuard(self.live.clone()),
             reconnected: made_before > 0 && live_before == 0,
+            identity: observed,
         })
     }
 }

@@ -161,6 +161,78 @@ pub enum UpstreamError {
         /// The page limit.
         limit: usize,
     },
+    /// The pages of one `tools/list` together exceed
+    /// [`super::UpstreamOptions::max_listing_bytes`] (DESIGN.md §5, "Listings are bounded").
+    #[error(
+        "upstream {url} sent a tools/list larger than the listing budget of {limit} bytes: \
+         {pages} pages ({bytes} bytes) were read and the next one did not fit; refused (raise \
+         the budget if the upstream really serves that many tools)"
+    )]
+    ListingTooLarge {
+        /// The upstream URL.
+        url: String,
+        /// The byte budget of one listing.
+        limit: usize,
+        /// The pages read whole before the budget ran out.
+        pages: usize,
+        /// Their bytes.
+        bytes: usize,
+    },
+    /// One `tools/list`, every page together, took longer than its deadline
+    /// ([`super::UpstreamOptions::listing_timeout`]).
+    #[error(
+        "upstream {url} did not finish its tools/list within the listing deadline of {} ms \
+         ({pages} pages read); refused",
+        deadline.as_millis()
+    )]
+    ListingTimeout {
+        /// The upstream URL.
+        url: String,
+        /// The deadline of one listing.
+        deadline: Duration,
+        /// The pages read whole before it passed.
+        pages: usize,
+    },
+    /// A `nextCursor` came back that an earlier page of the same listing already gave: the
+    /// listing would never end.
+    #[error(
+        "upstream {url} repeated the tools/list cursor {cursor:?} on page {page} (first given on \
+         page {first}); a listing that returns to a cursor never ends, so it is refused"
+    )]
+    RepeatedCursor {
+        /// The upstream URL.
+        url: String,
+        /// The cursor (at most 100 characters of it).
+        cursor: String,
+        /// The page (1-based) that repeated it.
+        page: usize,
+        /// The page that first gave it.
+        first: usize,
+    },
+    /// A `tools/call` could not be delivered on the connection it was checked for (it closed
+    /// before the request was written); nothing was sent, and it is not sent on another
+    /// connection without a fresh check (DESIGN.md §5, "A check is never outrun").
+    #[error(
+        "upstream {url} is unavailable: the connection checked for tools/call closed before the \
+         call was written ({detail}); nothing was sent"
+    )]
+    CallNotSent {
+        /// The upstream URL.
+        url: String,
+        /// The transport's reason.
+        detail: String,
+    },
+    /// The upstream had forgotten the session (HTTP 404) a `tools/call` was sent in. The call
+    /// is not sent again into a new session without a fresh definition check.
+    #[error(
+        "upstream {url} is unavailable: it lost the session during tools/call (HTTP 404); the \
+         call was not re-sent into a new session, retry it (the next call opens a new session \
+         and checks the definition again)"
+    )]
+    SessionLost {
+        /// The upstream URL.
+        url: String,
+    },
     /// Negotiation found no protocol version both sides speak.
     #[error(
         "upstream {url} speaks no protocol version the gateway supports (it offered {offered}); \
@@ -191,13 +263,18 @@ impl UpstreamError {
             UpstreamError::Connect { .. }
             | UpstreamError::Tls { .. }
             | UpstreamError::Timeout { .. }
-            | UpstreamError::ConnectionClosed { .. } => REASON_UPSTREAM_UNAVAILABLE,
+            | UpstreamError::ConnectionClosed { .. }
+            | UpstreamError::CallNotSent { .. }
+            | UpstreamError::SessionLost { .. } => REASON_UPSTREAM_UNAVAILABLE,
             UpstreamError::InvalidUrl { .. }
             | UpstreamError::HttpStatus { .. }
             | UpstreamError::ResponseTooLarge { .. }
             | UpstreamError::Malformed { .. }
             | UpstreamError::JsonRpc { .. }
             | UpstreamError::TooManyPages { .. }
+            | UpstreamError::ListingTooLarge { .. }
+            | UpstreamError::ListingTimeout { .. }
+            | UpstreamError::RepeatedCursor { .. }
             | UpstreamError::UnsupportedVersion { .. } => REASON_UPSTREAM_ERROR,
         }
     }
@@ -324,6 +401,48 @@ mod tests {
                 },
                 "upstream https://127.0.0.1:1/mcp returned more than 3 tools/list pages; refused (a cursor loop, or raise the page limit)",
                 REASON_UPSTREAM_ERROR,
+            ),
+            (
+                UpstreamError::ListingTooLarge {
+                    url: url.clone(),
+                    limit: 1000,
+                    pages: 2,
+                    bytes: 900,
+                },
+                "upstream https://127.0.0.1:1/mcp sent a tools/list larger than the listing budget of 1000 bytes: 2 pages (900 bytes) were read and the next one did not fit; refused (raise the budget if the upstream really serves that many tools)",
+                REASON_UPSTREAM_ERROR,
+            ),
+            (
+                UpstreamError::ListingTimeout {
+                    url: url.clone(),
+                    deadline: Duration::from_millis(300),
+                    pages: 4,
+                },
+                "upstream https://127.0.0.1:1/mcp did not finish its tools/list within the listing deadline of 300 ms (4 pages read); refused",
+                REASON_UPSTREAM_ERROR,
+            ),
+            (
+                UpstreamError::RepeatedCursor {
+                    url: url.clone(),
+                    cursor: "page-1".into(),
+                    page: 3,
+                    first: 1,
+                },
+                "upstream https://127.0.0.1:1/mcp repeated the tools/list cursor \"page-1\" on page 3 (first given on page 1); a listing that returns to a cursor never ends, so it is refused",
+                REASON_UPSTREAM_ERROR,
+            ),
+            (
+                UpstreamError::CallNotSent {
+                    url: url.clone(),
+                    detail: "connection closed".into(),
+                },
+                "upstream https://127.0.0.1:1/mcp is unavailable: the connection checked for tools/call closed before the call was written (connection closed); nothing was sent",
+                REASON_UPSTREAM_UNAVAILABLE,
+            ),
+            (
+                UpstreamError::SessionLost { url: url.clone() },
+                "upstream https://127.0.0.1:1/mcp is unavailable: it lost the session during tools/call (HTTP 404); the call was not re-sent into a new session, retry it (the next call opens a new session and checks the definition again)",
+                REASON_UPSTREAM_UNAVAILABLE,
             ),
             (
                 UpstreamError::UnsupportedVersion {

@@ -87,6 +87,7 @@ fn stream_request(
             );
             let (params, headers) = stamp(negotiated, SUBSCRIPTIONS_LISTEN, params);
             let message = Message::Request(Request {
+                arguments: None,
                 id: inner.next_request_id(),
                 method: SUBSCRIPTIONS_LISTEN.to_owned(),
                 params: Some(params),

@@ -30,7 +30,7 @@ mod observe_tools;
 mod options;
 mod transport;
 
-pub use self::client::UpstreamClient;
+pub use self::client::{CallPath, UpstreamClient};
 pub use self::error::{
     REASON_IDENTITY_MISMATCH, REASON_UPSTREAM_ERROR, REASON_UPSTREAM_UNAVAILABLE, TimeoutPhase,
     UpstreamError,

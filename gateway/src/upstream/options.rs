@@ -15,6 +15,12 @@ pub struct UpstreamOptions {
     pub max_response_bytes: usize,
     /// The most `tools/list` pages followed for one listing. Default 100.
     pub max_list_pages: usize,
+    /// The most bytes of all `tools/list` pages of one listing together (each page's body is
+    /// read with the remaining budget as its limit, so memory stays bounded). Default 32 MiB.
+    pub max_listing_bytes: usize,
+    /// The deadline of one whole listing, every page together; `None` (default): the
+    /// [`request_timeout`](Self::request_timeout).
+    pub listing_timeout: Option<Duration>,
     /// The most idle connections kept for reuse. Default 64.
     pub max_idle_connections: usize,
     /// `None` (default): try 2026-07-28 (`server/discover`) first, fall back to `initialize`.
@@ -25,6 +31,14 @@ pub struct UpstreamOptions {
     pub listen_for_notifications: bool,
 }
 
+impl UpstreamOptions {
+    /// The deadline of one listing: [`listing_timeout`](Self::listing_timeout), or the request
+    /// timeout.
+    pub fn listing_deadline(&self) -> Duration {
+        self.listing_timeout.unwrap_or(self.request_timeout)
+    }
+}
+
 impl Default for UpstreamOptions {
     fn default() -> Self {
         UpstreamOptions {
@@ -32,6 +46,8 @@ impl Default for UpstreamOptions {
             request_timeout: Duration::from_secs(30),
             max_response_bytes: 16 * 1024 * 1024,
             max_list_pages: 100,
+            max_listing_bytes: 32 * 1024 * 1024,
+            listing_timeout: None,
             max_idle_connections: 64,
             generation: None,
             listen_for_notifications: true,

@@ -31,9 +31,12 @@ pub(super) struct Outgoing<'a> {
     pub(super) body: Bytes,
     /// Headers beyond `Host`, `Content-Type` and `Accept`.
     pub(super) headers: Vec<(HeaderName, HeaderValue)>,
-    /// Whether sending it twice is harmless (everything but `tools/call` and notifications):
-    /// such a request that fails on a reused connection is sent once more on a new one.
+    /// Whether sending it twice is harmless (everything but `tools/call`): such a request that
+    /// fails on a reused connection is sent once more on a new one. Any other request is sent
+    /// on its connection only (DESIGN.md §5, "A check is never outrun").
     pub(super) idempotent: bool,
+    /// The largest answer body read; `None`: [`Transport::max_response_bytes`].
+    pub(super) max_bytes: Option<usize>,
 }
 
 /// What came back.
@@ -52,6 +55,8 @@ pub(super) struct Answer {
     /// Whether the exchange had to reconnect: a new connection while no other was live, after
     /// an earlier one existed (notifications may have been missed in between).
     pub(super) reconnected: bool,
+    /// The bytes of the answer body read.
+    pub(super) body_bytes: usize,
 }
 
 /// The shared parameters of every exchange with one upstream.
@@ -63,10 +68,15 @@ pub(super) struct Transport {
 }
 
 impl Transport {
-    /// Sends `outgoing` and reads the whole answer within the request timeout.
-    pub(super) async fn post(&self, outgoing: Outgoing<'_>) -> Result<Answer, UpstreamError> {
+    /// Sends `outgoing` and reads the whole answer within the request timeout, on `lease` when
+    /// one is given (the connection a `tools/call` was checked on), else on a pooled one.
+    pub(super) async fn post(
+        &self,
+        outgoing: Outgoing<'_>,
+        lease: Option<Lease>,
+    ) -> Result<Answer, UpstreamError> {
         let timeout = self.request_timeout;
-        tokio::time::timeout(timeout, self.post_unbounded(&outgoing))
+        tokio::time::timeout(timeout, self.post_unbounded(&outgoing, lease))
             .await
             .map_err(|_| UpstreamError::Timeout {
                 url: self.endpoint.url.clone(),
@@ -102,15 +112,26 @@ impl Transport {
             })
     }
 
-    async fn post_unbounded(&self, outgoing: &Outgoing<'_>) -> Result<Answer, UpstreamError> {
+    async fn post_unbounded(
+        &self,
+        outgoing: &Outgoing<'_>,
+        lease: Option<Lease>,
+    ) -> Result<Answer, UpstreamError> {
         let method = outgoing.method;
+        let limit = outgoing
+            .max_bytes
+            .unwrap_or(self.max_response_bytes)
+            .min(self.max_response_bytes);
         let request = self.request(
             Method::POST,
             &outgoing.headers,
             "application/json, text/event-stream",
             outgoing.body.clone(),
         )?;
-        let mut lease = self.pool.checkout().await?;
+        let mut lease = match lease {
+            Some(lease) => lease,
+            None => self.pool.checkout().await?,
+        };
         let mut reconnected = lease.sender.reconnected;
         let response = match lease.sender.try_send_request(request).await {
             Ok(response) => response,
@@ -118,15 +139,25 @@ impl Transport {
                 // A reused connection the peer closed while it was idle. When the request was
                 // never written, or sending it twice is harmless, it goes once more on a new
                 // connection (which is verified in its own handshake).
-                let retry = match failed.take_message() {
+                let unsent = failed.take_message();
+                if !outgoing.idempotent {
+                    // Not on another connection: the check was made for this one.
+                    return Err(match unsent {
+                        Some(_) => UpstreamError::CallNotSent {
+                            url: self.endpoint.url.clone(),
+                            detail: failed.error().to_string(),
+                        },
+                        None => self.hyper_error(method, failed.error()),
+                    });
+                }
+                let retry = match unsent {
                     Some(request) => Some(request),
-                    None if outgoing.idempotent => Some(self.request(
+                    None => Some(self.request(
                         Method::POST,
                         &outgoing.headers,
                         "application/json, text/event-stream",
                         outgoing.body.clone(),
                     )?),
-                    None => None,
                 };
                 match retry {
                     Some(request) if lease.reused => {
@@ -163,6 +194,7 @@ impl Transport {
             body_excerpt: String::new(),
             list_changed: 0,
             reconnected,
+            body_bytes: 0,
         };
 
         if !status.is_success() {
@@ -194,14 +226,15 @@ impl Transport {
         };
         match media_type.as_str() {
             "application/json" => {
-                let bytes = self.read_all(&mut body, method).await?;
+                let bytes = self.read_all(&mut body, method, limit).await?;
+                answer.body_bytes = bytes.len();
                 let response = self.response_from(method, &bytes)?;
                 answer.response = Some(self.check_id(method, expected_id, response)?);
                 self.pool.checkin(lease.sender);
             }
             "text/event-stream" => {
                 let (response, complete) = self
-                    .read_event_stream(&mut body, method, expected_id, &mut answer)
+                    .read_event_stream(&mut body, method, expected_id, &mut answer, limit)
                     .await?;
                 answer.response = Some(response);
                 if complete {
@@ -228,8 +261,8 @@ impl Transport {
         method: &str,
         expected_id: &RequestId,
         answer: &mut Answer,
+        limit: usize,
     ) -> Result<(Response, bool), UpstreamError> {
-        let limit = self.max_response_bytes;
         let mut parser = SseParser::new(limit);
         let mut total = 0usize;
         let mut found = None;
@@ -241,8 +274,9 @@ impl Transport {
                 ));
             };
             total += chunk.len();
+            answer.body_bytes = total;
             if total > limit {
-                return Err(self.too_large(method));
+                return Err(self.too_large(method, limit));
             }
             let messages = parser
                 .push_messages(&chunk)
@@ -327,12 +361,17 @@ impl Transport {
         }
     }
 
-    /// The whole body, refused beyond the response limit.
-    async fn read_all(&self, body: &mut Incoming, method: &str) -> Result<Bytes, UpstreamError> {
+    /// The whole body, refused beyond `limit` (read no further than that).
+    async fn read_all(
+        &self,
+        body: &mut Incoming,
+        method: &str,
+        limit: usize,
+    ) -> Result<Bytes, UpstreamError> {
         let mut collected = BytesMut::new();
         while let Some(data) = self.next_data(body, method).await? {
-            if collected.len() + data.len() > self.max_response_bytes {
-                return Err(self.too_large(method));
+            if collected.len() + data.len() > limit {
+                return Err(self.too_large(method, limit));
             }
             collected.extend_from_slice(&data);
         }
@@ -419,11 +458,11 @@ impl Transport {
         }
     }
 
-    fn too_large(&self, method: &str) -> UpstreamError {
+    fn too_large(&self, method: &str, limit: usize) -> UpstreamError {
         UpstreamError::ResponseTooLarge {
             url: self.endpoint.url.clone(),
             method: method.to_owned(),
-            limit: self.max_response_bytes,
+            limit,
         }
     }
 }

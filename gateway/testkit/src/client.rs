@@ -189,6 +189,32 @@ impl GatewayClient {
         })
     }
 
+    /// Calls `name` with `arguments` written exactly as given (JSON text: numbers beyond 2^53,
+    /// `1E+2`, member order as written), returning the whole exchange (the answer's bytes are
+    /// in [`Exchange::body`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientError`] when the exchange fails.
+    pub async fn call_tool_raw(
+        &mut self,
+        name: &str,
+        arguments: &str,
+    ) -> Result<Exchange, ClientError> {
+        const PLACEHOLDER: &str = "\u{0}arguments";
+        let id = self.next_id;
+        self.next_id += 1;
+        let params = self.with_envelope(Some(json!({"name": name, "arguments": PLACEHOLDER})));
+        let message =
+            json!({"jsonrpc": "2.0", "id": id, "method": methods::TOOLS_CALL, "params": params});
+        let headers = self.routing_headers(methods::TOOLS_CALL, params.as_ref());
+        let text =
+            message
+                .to_string()
+                .replacen(&Value::from(PLACEHOLDER).to_string(), arguments, 1);
+        self.send(Method::POST, Bytes::from(text), &headers).await
+    }
+
     /// Ends the session (`DELETE`), returning the HTTP status.
     ///
     /// # Errors
@@ -319,10 +345,14 @@ impl GatewayClient {
             .map_err(|error| self.http_error(&error))?
             .to_bytes();
         let response = match Message::from_slice(&body) {
-            Ok(Message::Response(response)) => Some(match response.payload {
-                ResponsePayload::Result(result) => Ok(result),
-                ResponsePayload::Error(error) => Err(error),
-            }),
+            Ok(Message::Response(response)) => match response.payload {
+                // Read as serde_json reads (a number beyond i64 and u64 is a float); the bytes
+                // as received are in `Exchange::body`.
+                ResponsePayload::Result(result) => {
+                    serde_json::from_str(result.as_str()).ok().map(Ok)
+                }
+                ResponsePayload::Error(error) => Some(Err(error)),
+            },
             _ => None,
         };
         Ok(Exchange {

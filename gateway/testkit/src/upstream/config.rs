@@ -42,6 +42,10 @@ pub struct DemoUpstreamConfig {
     pub(super) path: String,
     pub(super) max_request_bytes: usize,
     pub(super) delay: Option<Duration>,
+    pub(super) close_after_answer: bool,
+    pub(super) page_padding: usize,
+    pub(super) repeat_cursor: bool,
+    pub(super) page_delay: Option<Duration>,
 }
 
 impl Default for DemoUpstreamConfig {
@@ -65,6 +69,10 @@ impl DemoUpstreamConfig {
             path: "/mcp".to_owned(),
             max_request_bytes: 1024 * 1024,
             delay: None,
+            close_after_answer: false,
+            page_padding: 0,
+            repeat_cursor: false,
+            page_delay: None,
         }
     }
 
@@ -124,6 +132,34 @@ impl DemoUpstreamConfig {
     /// The endpoint path. Default `/mcp`.
     pub fn path(&mut self, path: &str) -> &mut Self {
         self.path = path.to_owned();
+        self
+    }
+
+    /// Closes every connection after one answer (`Connection: close`), as some servers and
+    /// proxies do: every request then needs a new connection and a new handshake.
+    pub fn close_after_answer(&mut self, enabled: bool) -> &mut Self {
+        self.close_after_answer = enabled;
+        self
+    }
+
+    /// Pads every `tools/list` page with a `_meta` member of this many bytes (a bloated
+    /// listing, to exercise the gateway's listing budget).
+    pub fn page_padding(&mut self, bytes: usize) -> &mut Self {
+        self.page_padding = bytes;
+        self
+    }
+
+    /// Makes `tools/list` answer every page with `nextCursor` `page-1`, so a listing never
+    /// ends (a cursor loop).
+    pub fn repeat_cursor(&mut self, enabled: bool) -> &mut Self {
+        self.repeat_cursor = enabled;
+        self
+    }
+
+    /// Delays every `tools/list` page by `delay` (a slow listing: each page within the
+    /// request timeout, the whole listing beyond it).
+    pub fn page_delay(&mut self, delay: Duration) -> &mut Self {
+        self.page_delay = Some(delay);
         self
     }
 

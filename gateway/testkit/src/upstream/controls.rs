@@ -34,6 +34,9 @@ pub enum Fault {
     SseWithoutResponse,
     /// A JSON-RPC error response with this code and message.
     JsonRpcError(i64, String),
+    /// Forget every session, then answer HTTP 404 "Session not found" (a session lost between
+    /// the client's last request and this one).
+    SessionLost,
 }
 
 pub(super) struct State {
@@ -47,11 +50,20 @@ pub(super) struct State {
     fault: Mutex<Option<(Option<String>, Fault)>>,
     delay: Mutex<Option<Duration>>,
     tls: Mutex<Arc<rustls::ServerConfig>>,
+    /// The ticket keys and session cache every identity is served with: as a real server
+    /// keeps them across a certificate change (so a client that resumed would not notice).
+    ticketer: Arc<dyn rustls::server::ProducesTickets>,
+    session_cache: Arc<dyn rustls::server::StoresServerSessions>,
     bytes_received: AtomicU64,
     requests: AtomicU64,
     methods: Mutex<HashMap<String, u64>>,
     connections_accepted: AtomicU64,
     handshakes_completed: AtomicU64,
+    handshakes_resumed: AtomicU64,
+    page_padding: AtomicU64,
+    call_result: Mutex<Option<toolgate_mcp::RawJson>>,
+    last_arguments: Mutex<Option<String>>,
+    repeat_cursor: std::sync::atomic::AtomicBool,
     streams_open: AtomicU64,
     streams_opened: AtomicU64,
     /// Bumped to close every connection (and so every event stream).
@@ -69,11 +81,24 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl State {
-    pub(super) fn new(config: DemoUpstreamConfig, tls: Arc<rustls::ServerConfig>) -> State {
+    pub(super) fn new(
+        config: DemoUpstreamConfig,
+        identity: &DemoIdentity,
+    ) -> Result<State, DemoUpstreamError> {
+        let ticketer = rustls::crypto::ring::Ticketer::new().map_err(|error| {
+            DemoUpstreamError::Certificate {
+                detail: error.to_string(),
+            }
+        })?;
+        let session_cache: Arc<dyn rustls::server::StoresServerSessions> =
+            rustls::server::ServerSessionMemoryCache::new(256);
+        let tls = resumable(identity, &ticketer, &session_cache)?;
         let (list_changed, _) = broadcast::channel(64);
+        let page_padding = config.page_padding as u64;
+        let repeat_cursor = config.repeat_cursor;
         let (close_connections, _) = watch::channel(0);
         let (close_streams, _) = watch::channel(0);
-        State {
+        Ok(State {
             tools: Mutex::new(config.tools.clone()),
             response_mode: Mutex::new(config.response_mode),
             delay: Mutex::new(config.delay),
@@ -84,16 +109,23 @@ impl State {
             list_changed,
             fault: Mutex::new(None),
             tls: Mutex::new(tls),
+            ticketer,
+            session_cache,
             bytes_received: AtomicU64::new(0),
             requests: AtomicU64::new(0),
             methods: Mutex::new(HashMap::new()),
             connections_accepted: AtomicU64::new(0),
             handshakes_completed: AtomicU64::new(0),
+            handshakes_resumed: AtomicU64::new(0),
+            page_padding: AtomicU64::new(page_padding),
+            call_result: Mutex::new(None),
+            last_arguments: Mutex::new(None),
+            repeat_cursor: std::sync::atomic::AtomicBool::new(repeat_cursor),
             streams_open: AtomicU64::new(0),
             streams_opened: AtomicU64::new(0),
             close_connections,
             close_streams,
-        }
+        })
     }
 
     pub(super) fn tools(&self) -> Vec<Value> {
@@ -132,6 +164,22 @@ impl State {
         }
     }
 
+    pub(super) fn call_result(&self) -> Option<toolgate_mcp::RawJson> {
+        lock(&self.call_result).clone()
+    }
+
+    pub(super) fn record_arguments(&self, arguments: &str) {
+        *lock(&self.last_arguments) = Some(arguments.to_owned());
+    }
+
+    pub(super) fn page_padding(&self) -> usize {
+        usize::try_from(self.page_padding.load(Ordering::Relaxed)).unwrap_or(usize::MAX)
+    }
+
+    pub(super) fn repeat_cursor(&self) -> bool {
+        self.repeat_cursor.load(Ordering::Relaxed)
+    }
+
     pub(super) fn delay(&self) -> Option<Duration> {
         *lock(&self.delay)
     }
@@ -154,8 +202,11 @@ impl State {
         self.connections_accepted.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(super) fn count_handshake(&self) {
+    pub(super) fn count_handshake(&self, resumed: bool) {
         self.handshakes_completed.fetch_add(1, Ordering::Relaxed);
+        if resumed {
+            self.handshakes_resumed.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     pub(super) fn stream_opened(&self) {
@@ -220,6 +271,36 @@ impl DemoControls {
         let _ = self.state.list_changed.send(());
     }
 
+    /// Answers every `tools/call` with exactly this `result` text from now on (`None`: the
+    /// tools' own results): numbers, member order and escapes as written, for pass-through
+    /// tests. Returns whether it was well-formed JSON (nothing is set otherwise).
+    pub fn set_call_result(&self, result: Option<&str>) -> bool {
+        let raw = match result.map(|text| toolgate_mcp::RawJson::from_slice(text.as_bytes())) {
+            None => None,
+            Some(Ok(raw)) => Some(raw),
+            Some(Err(_)) => return false,
+        };
+        *lock(&self.state.call_result) = raw;
+        true
+    }
+
+    /// The `params.arguments` of the last `tools/call`, exactly as received.
+    pub fn last_arguments(&self) -> Option<String> {
+        lock(&self.state.last_arguments).clone()
+    }
+
+    /// Pads every `tools/list` page from now on (see `DemoUpstreamConfig::page_padding`).
+    pub fn set_page_padding(&self, bytes: usize) {
+        self.state
+            .page_padding
+            .store(bytes as u64, Ordering::Relaxed);
+    }
+
+    /// Starts or stops the cursor loop (see `DemoUpstreamConfig::repeat_cursor`).
+    pub fn set_repeat_cursor(&self, enabled: bool) {
+        self.state.repeat_cursor.store(enabled, Ordering::Relaxed);
+    }
+
     /// Delays every answer by `delay` (`None`: answer at once).
     pub fn set_delay(&self, delay: Option<Duration>) {
         *lock(&self.state.delay) = delay;
@@ -257,13 +338,15 @@ impl DemoControls {
     }
 
     /// Presents `identity` on every new connection from now on (an impostor taking over the
-    /// address). Existing connections keep the identity they were made with.
+    /// address, or a server given a new key). Existing connections keep the identity they were
+    /// made with. The ticket keys and session cache stay the same, as a server keeps them when
+    /// its certificate changes: a client that resumed a session would not see the new key.
     ///
     /// # Errors
     ///
     /// [`DemoUpstreamError::Certificate`] if no TLS configuration can be made from it.
     pub fn present_identity(&self, identity: &DemoIdentity) -> Result<(), DemoUpstreamError> {
-        let config = identity.server_config()?;
+        let config = resumable(identity, &self.state.ticketer, &self.state.session_cache)?;
         *lock(&self.state.tls) = config;
         Ok(())
     }
@@ -294,6 +377,14 @@ impl DemoControls {
         self.state.handshakes_completed.load(Ordering::Relaxed)
     }
 
+    /// TLS handshakes that resumed an earlier session (a ticket or a session id) instead of a
+    /// full handshake: on such a handshake no certificate is presented, so the client's
+    /// verifier does not run. Every handshake is counted in
+    /// [`handshakes_completed`](Self::handshakes_completed) too.
+    pub fn handshakes_resumed(&self) -> u64 {
+        self.state.handshakes_resumed.load(Ordering::Relaxed)
+    }
+
     /// `GET` event streams open now.
     pub fn event_streams_open(&self) -> u64 {
         self.state.streams_open.load(Ordering::Relaxed)
@@ -303,4 +394,18 @@ impl DemoControls {
     pub fn event_streams_opened(&self) -> u64 {
         self.state.streams_opened.load(Ordering::Relaxed)
     }
+}
+
+/// `identity`'s server configuration with the shared ticket keys and session cache: the server
+/// issues TLS 1.3 tickets and resumes any session a client offers, as OpenSSL, Go, nginx and
+/// rustls servers do by default.
+fn resumable(
+    identity: &DemoIdentity,
+    ticketer: &Arc<dyn rustls::server::ProducesTickets>,
+    session_cache: &Arc<dyn rustls::server::StoresServerSessions>,
+) -> Result<Arc<rustls::ServerConfig>, DemoUpstreamError> {
+    let mut config = Arc::unwrap_or_clone(identity.server_config()?);
+    config.ticketer = ticketer.clone();
+    config.session_storage = session_cache.clone();
+    Ok(Arc::new(config))
 }

@@ -80,7 +80,7 @@ impl DemoUpstream {
             Some(identity) => identity.clone(),
             None => DemoIdentity::generate()?,
         };
-        let state = Arc::new(State::new(config.clone(), identity.server_config()?));
+        let state = Arc::new(State::new(config.clone(), &identity)?);
         let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
         let address = listener.local_addr()?;
         let (shutdown, shutdown_signal) = watch::channel(false);
@@ -207,7 +207,8 @@ async fn serve_connection(tcp: TcpStream, state: Arc<State>) {
         }
         Err(_) => return,
     };
-    state.count_handshake();
+    let resumed = tls.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
+    state.count_handshake(resumed);
     let io = TokioIo::new(CountingStream {
         inner: tls,
         state: state.clone(),
@@ -215,8 +216,9 @@ async fn serve_connection(tcp: TcpStream, state: Arc<State>) {
     let service_state = state.clone();
     let service =
         hyper::service::service_fn(move |request| service::handle(service_state.clone(), request));
+    // Without keep-alive hyper answers `Connection: close` and closes after one exchange.
     let connection = hyper::server::conn::http1::Builder::new()
-        .keep_alive(true)
+        .keep_alive(!state.config.close_after_answer)
         .serve_connection(io, service);
     tokio::select! {
         result = connection => {

@@ -15,14 +15,14 @@ use serde_json::{Map, Value, json};
 use tokio::sync::mpsc;
 
 use super::config::{DiscoverRefusal, ResponseMode};
-use super::controls::{Fault, State};
+use super::controls::{DemoControls, Fault, State};
 use super::tools;
 
 /// The 2026-07-28 method that opens a notification stream.
 const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 use toolgate_mcp::{
-    self as mcp, ErrorObject, Generation, Message, ProtocolVersion, Request, RequestId, Response,
-    error_codes,
+    self as mcp, ErrorObject, Generation, Message, ProtocolVersion, RawJson, Request, RequestId,
+    Response, error_codes,
 };
 
 pub(super) type Body = BoxBody<Bytes, Infallible>;
@@ -130,12 +130,29 @@ async fn handle_post(
         }
     };
 
+    if let (Some(delay), mcp::methods::TOOLS_LIST) =
+        (state.config.page_delay, request.method.as_str())
+    {
+        tokio::time::sleep(delay).await;
+    }
     let fault = state.fault_for(&request.method);
     if let Some(Fault::Delay(delay)) = &fault {
         tokio::time::sleep(*delay).await;
     }
     if let Some(delay) = state.delay() {
         tokio::time::sleep(delay).await;
+    }
+    if let Some(Fault::SessionLost) = &fault {
+        DemoControls {
+            state: state.clone(),
+        }
+        .forget_sessions();
+        return Ok(error_response(
+            StatusCode::NOT_FOUND,
+            Some(request.id),
+            -32001,
+            "Session not found",
+        ));
     }
     if let Some(fault) = fault {
         if let Some(response) = faulty_answer(&fault, &request)? {
@@ -161,7 +178,7 @@ fn faulty_answer(
     let id = request.id.to_value();
     Ok(Some(match fault {
         Fault::Reset => return Err(CloseConnection),
-        Fault::Delay(_) => return Ok(None),
+        Fault::Delay(_) | Fault::SessionLost => return Ok(None),
         Fault::NotJson => json("this is not JSON".to_owned()),
         Fault::DuplicateMember => json(format!(
             r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[]}},"result":{{"content":[]}}}}"#
@@ -237,7 +254,7 @@ fn answer(state: &Arc<State>, headers: &HeaderMap, request: Request) -> http::Re
                 == Some(true);
             return event_stream(state, None, wants_tools.then_some(request.id));
         }
-        let result = dispatch(state, &request, Generation::Stateless);
+        let result = dispatch_raw(state, &request, Generation::Stateless);
         return respond(state, request.id, result, None);
     }
 
@@ -259,11 +276,11 @@ fn answer(state: &Arc<State>, headers: &HeaderMap, request: Request) -> http::Re
             .filter(|version| version.generation() == Generation::Session)
             .unwrap_or(ProtocolVersion::LATEST_SESSION);
         let session = state.open_session();
-        let result = Ok(json!({
+        let result = Ok(RawJson::from(json!({
             "protocolVersion": requested.as_str(),
             "capabilities": {"tools": {"listChanged": true}},
             "serverInfo": {"name": "toolgate-demo-upstream", "version": env!("CARGO_PKG_VERSION")}
-        }));
+        })));
         return respond(state, request.id, result, Some(session));
     }
     if !state.config.sessions {
@@ -293,7 +310,7 @@ fn answer(state: &Arc<State>, headers: &HeaderMap, request: Request) -> http::Re
         }
         Some(_) => {}
     }
-    let result = dispatch(state, &request, Generation::Session);
+    let result = dispatch_raw(state, &request, Generation::Session);
     respond(state, request.id, result, None)
 }
 
@@ -364,6 +381,24 @@ fn check_stateless(
     Ok(())
 }
 
+/// The answer to one request: a result set by [`super::DemoControls::set_call_result`] for
+/// `tools/call`, written as it is, or [`dispatch`]'s.
+fn dispatch_raw(
+    state: &State,
+    request: &Request,
+    generation: Generation,
+) -> Result<RawJson, ErrorObject> {
+    if request.method == mcp::methods::TOOLS_CALL {
+        if let Some(raw) = &request.arguments {
+            state.record_arguments(raw.as_str());
+        }
+        if let Some(result) = state.call_result() {
+            return Ok(result);
+        }
+    }
+    dispatch(state, request, generation).map(RawJson::from)
+}
+
 fn dispatch(
     state: &State,
     request: &Request,
@@ -395,13 +430,13 @@ fn dispatch(
                     "tools/call needs a string `name`",
                 )
             })?;
-            let arguments = match params.get("arguments") {
-                None | Some(Value::Null) => Map::new(),
-                Some(Value::Object(arguments)) => arguments.clone(),
+            let arguments = match request.arguments.as_ref().map(RawJson::to_value) {
+                None | Some(Ok(Value::Null)) => Map::new(),
+                Some(Ok(Value::Object(arguments))) => arguments,
                 Some(_) => {
                     return Err(ErrorObject::new(
                         error_codes::INVALID_PARAMS,
-                        "`arguments` must be an object",
+                        "`arguments` must be an object (read strictly)",
                     ));
                 }
             };
@@ -446,6 +481,8 @@ fn list_page(state: &State, cursor: Option<&Value>) -> Result<Value, ErrorObject
     };
     let page = match cursor {
         None | Some(Value::Null) => 0,
+        // A cursor loop: every page is the first one again.
+        Some(_) if state.repeat_cursor() => 0,
         Some(Value::String(cursor)) => cursor
             .strip_prefix("page-")
             .and_then(|number| number.parse::<usize>().ok())
@@ -471,7 +508,18 @@ fn list_page(state: &State, cursor: Option<&Value>) -> Result<Value, ErrorObject
     let start = page * page_size;
     let end = (start + page_size).min(tools.len());
     let mut result = json!({"tools": tools.get(start..end).unwrap_or_default()});
-    if end < tools.len() {
+    let padding = state.page_padding();
+    if padding > 0 {
+        if let Some(object) = result.as_object_mut() {
+            let padding = "x".repeat(padding);
+            object.insert("_meta".to_owned(), json!({ "padding": padding }));
+        }
+    }
+    if state.repeat_cursor() {
+        if let Some(object) = result.as_object_mut() {
+            object.insert("nextCursor".to_owned(), Value::from("page-1"));
+        }
+    } else if end < tools.len() {
         if let Some(object) = result.as_object_mut() {
             object.insert(
                 "nextCursor".to_owned(),
@@ -486,7 +534,7 @@ fn list_page(state: &State, cursor: Option<&Value>) -> Result<Value, ErrorObject
 fn respond(
     state: &State,
     id: RequestId,
-    result: Result<Value, ErrorObject>,
+    result: Result<RawJson, ErrorObject>,
     session: Option<String>,
 ) -> http::Response<Body> {
     let message = Message::Response(match result {
@@ -502,9 +550,7 @@ fn respond(
                     "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n",
                 );
             }
-            stream.push_str("event: message\ndata: ");
-            stream.push_str(&String::from_utf8_lossy(&message.to_vec()));
-            stream.push_str("\n\n");
+            stream.push_str(&String::from_utf8_lossy(&mcp::encode_sse_event(&message)));
             let mut response = http::Response::new(full(stream));
             response.headers_mut().insert(
                 CONTENT_TYPE,

@@ -1,0 +1,611 @@
+//! The well-formedness check of pass-through JSON (DESIGN.md §5, "Pass-through data is not
+//! rewritten"): tool-call arguments and results are carried as the bytes received, so they are
+//! only checked, never converted. A small byte scanner, not a parser: numbers are checked
+//! against the JSON grammar and never converted (so `1e400` and 2^53 + 1 are carried as
+//! written), nesting is tracked on an explicit stack (no recursion, so no stack overflow
+//! whatever the input), and member names are compared after unescaping (`"a"` and `"\u0061"`
+//! are the same name).
+//!
+//! Refused: invalid UTF-8, anything outside the JSON grammar (RFC 8259), control characters in
+//! strings, escapes of lone surrogates (not Unicode text, RFC 7493 §2.1), a member name twice in
+//! one object (two readers could see two different values), and nesting deeper than the limit.
+
+use std::collections::HashSet;
+use std::fmt;
+
+/// The nesting limit of pass-through JSON, the same as the strict reader's
+/// (`jcs_digest::StrictReader::DEFAULT_MAX_DEPTH`).
+pub const DEFAULT_MAX_DEPTH: usize = 128;
+
+/// What is wrong with a text that is not well-formed JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WellFormedErrorKind {
+    /// The bytes are not UTF-8.
+    InvalidUtf8,
+    /// The text ends inside a value.
+    UnexpectedEnd,
+    /// A byte that cannot appear here.
+    UnexpectedByte(u8),
+    /// A number outside the JSON grammar (`01`, `1.`, `.5`, `1e`, `+1`, …).
+    InvalidNumber,
+    /// An escape that JSON does not have (`\x`, `\u12`).
+    InvalidEscape,
+    /// A `\u` escape of a surrogate that is not half of a pair.
+    LoneSurrogate,
+    /// A control character (below U+0020) unescaped in a string.
+    ControlCharacter,
+    /// A member name that appears twice in one object (the name, unescaped).
+    DuplicateMember(String),
+    /// Objects and arrays nested deeper than the limit.
+    TooDeep(usize),
+    /// Something after the value.
+    TrailingData,
+}
+
+/// A text that is not well-formed JSON, with the byte offset where that was found.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{kind} at byte {offset}")]
+pub struct WellFormedError {
+    /// What is wrong.
+    pub kind: WellFormedErrorKind,
+    /// Where (bytes from the start).
+    pub offset: usize,
+}
+
+impl fmt::Display for WellFormedErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WellFormedErrorKind::InvalidUtf8 => f.write_str("invalid UTF-8"),
+            WellFormedErrorKind::UnexpectedEnd => f.write_str("the JSON text ends inside a value"),
+            WellFormedErrorKind::UnexpectedByte(byte) if byte.is_ascii_graphic() => {
+                write!(f, "unexpected {:?}", char::from(*byte))
+            }
+            WellFormedErrorKind::UnexpectedByte(byte) => write!(f, "unexpected byte 0x{byte:02x}"),
+            WellFormedErrorKind::InvalidNumber => f.write_str("a number outside the JSON grammar"),
+            WellFormedErrorKind::InvalidEscape => f.write_str("an invalid escape"),
+            WellFormedErrorKind::LoneSurrogate => {
+                f.write_str("an escaped lone surrogate (not Unicode text)")
+            }
+            WellFormedErrorKind::ControlCharacter => {
+                f.write_str("an unescaped control character in a string")
+            }
+            WellFormedErrorKind::DuplicateMember(name) => {
+                let shown: String = name.chars().take(100).collect();
+                write!(f, "the member name {shown:?} twice in one object")
+            }
+            WellFormedErrorKind::TooDeep(limit) => {
+                write!(f, "nesting deeper than {limit} levels")
+            }
+            WellFormedErrorKind::TrailingData => f.write_str("data after the JSON value"),
+        }
+    }
+}
+
+/// Checks that `bytes` are one well-formed JSON value (whitespace around it allowed), nested at
+/// most `max_depth` deep.
+///
+/// # Errors
+///
+/// [`WellFormedError`] naming the first problem and its offset.
+pub fn check_well_formed(bytes: &[u8], max_depth: usize) -> Result<(), WellFormedError> {
+    let text = std::str::from_utf8(bytes).map_err(|error| WellFormedError {
+        kind: WellFormedErrorKind::InvalidUtf8,
+        offset: error.valid_up_to(),
+    })?;
+    Scanner::new(text, max_depth).scan().map(|_| ())
+}
+
+/// The members of a JSON text: `Ok(None)` when it is well-formed but not an object, otherwise
+/// each member's name (unescaped) and the byte range of its value, in order.
+///
+/// # Errors
+///
+/// [`WellFormedError`] as [`check_well_formed`].
+pub(crate) fn object_members(
+    text: &str,
+    max_depth: usize,
+) -> Result<Option<Vec<Member>>, WellFormedError> {
+    let is_object = text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{');
+    let members = Scanner::new(text, max_depth).scan()?;
+    Ok(is_object.then_some(members))
+}
+
+/// A member of an object: its name and the byte range of its value.
+pub(crate) type Member = (String, std::ops::Range<usize>);
+
+/// An open container: an object with the member names seen so far, or an array.
+enum Open {
+    Object(HashSet<String>),
+    Array,
+}
+
+struct Scanner<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    pos: usize,
+    max_depth: usize,
+    open: Vec<Open>,
+    /// The outermost object's members found so far, and the one whose value is being read.
+    members: Vec<Member>,
+    member: Option<(String, usize)>,
+}
+
+impl<'a> Scanner<'a> {
+    fn new(text: &'a str, max_depth: usize) -> Scanner<'a> {
+        Scanner {
+            text,
+            bytes: text.as_bytes(),
+            pos: 0,
+            max_depth,
+            open: Vec::new(),
+            members: Vec::new(),
+            member: None,
+        }
+    }
+
+    fn fail<T>(&self, kind: WellFormedErrorKind) -> Result<T, WellFormedError> {
+        Err(WellFormedError {
+            kind,
+            offset: self.pos,
+        })
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.pos).copied()
+    }
+
+    fn skip_whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn unexpected<T>(&self) -> Result<T, WellFormedError> {
+        match self.peek() {
+            None => self.fail(WellFormedErrorKind::UnexpectedEnd),
+            Some(byte) => self.fail(WellFormedErrorKind::UnexpectedByte(byte)),
+        }
+    }
+
+    fn expect(&mut self, byte: u8) -> Result<(), WellFormedError> {
+        if self.peek() == Some(byte) {
+            self.pos += 1;
+            Ok(())
+        } else {
+            self.unexpected()
+        }
+    }
+
+    fn enter(&mut self, container: Open) -> Result<(), WellFormedError> {
+        if self.open.len() >= self.max_depth {
+            return self.fail(WellFormedErrorKind::TooDeep(self.max_depth));
+        }
+        self.open.push(container);
+        Ok(())
+    }
+
+    /// A member name and its colon, in the innermost (object) container.
+    fn member_name(&mut self) -> Result<(), WellFormedError> {
+        let start = self.pos;
+        if self.peek() != Some(b'"') {
+            return self.unexpected();
+        }
+        let name = self.string(true)?;
+        let outermost = self.open.len() == 1;
+        if let Some(Open::Object(names)) = self.open.last_mut() {
+            if !names.insert(name.clone()) {
+                return Err(WellFormedError {
+                    kind: WellFormedErrorKind::DuplicateMember(name),
+                    offset: start,
+                });
+            }
+        }
+        self.skip_whitespace();
+        self.expect(b':')?;
+        if outermost {
+            self.skip_whitespace();
+            self.member = Some((name, self.pos));
+        }
+        Ok(())
+    }
+
+    /// Scans the whole text; the outermost object's members (none for another value).
+    fn scan(mut self) -> Result<Vec<Member>, WellFormedError> {
+        'value: loop {
+            self.skip_whitespace();
+            match self.peek() {
+                Some(b'{') => {
+                    self.enter(Open::Object(HashSet::new()))?;
+                    self.pos += 1;
+                    self.skip_whitespace();
+                    if self.peek() == Some(b'}') {
+                        self.pos += 1;
+                        self.open.pop();
+                    } else {
+                        self.member_name()?;
+                        continue 'value;
+                    }
+                }
+                Some(b'[') => {
+                    self.enter(Open::Array)?;
+                    self.pos += 1;
+                    self.skip_whitespace();
+                    if self.peek() == Some(b']') {
+                        self.pos += 1;
+                        self.open.pop();
+                    } else {
+                        continue 'value;
+                    }
+                }
+                Some(b'"') => {
+                    self.string(false)?;
+                }
+                Some(b't') => self.literal(b"true")?,
+                Some(b'f') => self.literal(b"false")?,
+                Some(b'n') => self.literal(b"null")?,
+                Some(b'-' | b'0'..=b'9') => self.number()?,
+                _ => return self.unexpected(),
+            }
+            // After a complete value: close containers, or go on to the next value.
+            loop {
+                if self.open.len() == 1 {
+                    if let Some((name, start)) = self.member.take() {
+                        self.members.push((name, start..self.pos));
+                    }
+                }
+                self.skip_whitespace();
+                let is_object = match self.open.last() {
+                    None => {
+                        return if self.pos == self.bytes.len() {
+                            Ok(self.members)
+                        } else {
+                            self.fail(WellFormedErrorKind::TrailingData)
+                        };
+                    }
+                    Some(Open::Object(_)) => true,
+                    Some(Open::Array) => false,
+                };
+                match (self.peek(), is_object) {
+                    (Some(b','), true) => {
+                        self.pos += 1;
+                        self.skip_whitespace();
+                        self.member_name()?;
+                        continue 'value;
+                    }
+                    (Some(b','), false) => {
+                        self.pos += 1;
+                        continue 'value;
+                    }
+                    (Some(b'}'), true) | (Some(b']'), false) => {
+                        self.pos += 1;
+                        self.open.pop();
+                    }
+                    _ => return self.unexpected(),
+                }
+            }
+        }
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Result<(), WellFormedError> {
+        for &byte in word {
+            self.expect(byte)?;
+        }
+        Ok(())
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, checked, never converted.
+    fn number(&mut self) -> Result<(), WellFormedError> {
+        let digits = |scanner: &mut Self| {
+            let start = scanner.pos;
+            while matches!(scanner.peek(), Some(b'0'..=b'9')) {
+                scanner.pos += 1;
+            }
+            scanner.pos > start
+        };
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.pos += 1,
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return self.fail(WellFormedErrorKind::InvalidNumber),
+        }
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if !digits(self) {
+                return self.fail(WellFormedErrorKind::InvalidNumber);
+            }
+        }
+        if matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if !digits(self) {
+                return self.fail(WellFormedErrorKind::InvalidNumber);
+            }
+        }
+        // `01` or `1.5.2`: a number must not run into more number characters.
+        if matches!(self.peek(), Some(b'0'..=b'9' | b'.')) {
+            return self.fail(WellFormedErrorKind::InvalidNumber);
+        }
+        Ok(())
+    }
+
+    /// Four hex digits after `\u`.
+    fn hex4(&mut self) -> Result<u16, WellFormedError> {
+        let digits = self
+            .bytes
+            .get(self.pos..self.pos + 4)
+            .and_then(|digits| std::str::from_utf8(digits).ok())
+            .filter(|digits| digits.bytes().all(|byte| byte.is_ascii_hexdigit()))
+            .and_then(|digits| u16::from_str_radix(digits, 16).ok());
+        match digits {
+            Some(unit) => {
+                self.pos += 4;
+                Ok(unit)
+            }
+            None => self.fail(WellFormedErrorKind::InvalidEscape),
+        }
+    }
+
+    /// A string at `"`; its unescaped text when `decode` (member names), else empty.
+    fn string(&mut self, decode: bool) -> Result<String, WellFormedError> {
+        self.pos += 1;
+        let mut decoded = String::new();
+        let mut run = self.pos;
+        loop {
+            match self.peek() {
+                None => return self.fail(WellFormedErrorKind::UnexpectedEnd),
+                Some(b'"') => {
+                    if decode {
+                        decoded.push_str(&self.text[run..self.pos]);
+                    }
+                    self.pos += 1;
+                    return Ok(decoded);
+                }
+                Some(0x00..=0x1f) => return self.fail(WellFormedErrorKind::ControlCharacter),
+                Some(b'\\') => {
+                    if decode {
+                        decoded.push_str(&self.text[run..self.pos]);
+                    }
+                    let escape_at = self.pos;
+                    self.pos += 1;
+                    let unescaped = match self.peek() {
+                        Some(b'"') => '"',
+                        Some(b'\\') => '\\',
+                        Some(b'/') => '/',
+                        Some(b'b') => '\u{8}',
+                        Some(b'f') => '\u{c}',
+                        Some(b'n') => '\n',
+                        Some(b'r') => '\r',
+                        Some(b't') => '\t',
+                        Some(b'u') => {
+                            self.pos += 1;
+                            let unit = self.hex4()?;
+                            let scalar = match unit {
+                                0xD800..=0xDBFF => {
+                                    if self.bytes.get(self.pos..self.pos + 2) != Some(b"\\u") {
+                                        return self.lone_surrogate(escape_at);
+                                    }
+                                    self.pos += 2;
+                                    let low = self.hex4()?;
+                                    if !(0xDC00..=0xDFFF).contains(&low) {
+                                        return self.lone_surrogate(escape_at);
+                                    }
+                                    0x10000
+                                        + ((u32::from(unit) - 0xD800) << 10)
+                                        + (u32::from(low) - 0xDC00)
+                                }
+                                0xDC00..=0xDFFF => return self.lone_surrogate(escape_at),
+                                other => u32::from(other),
+                            };
+                            // Every value here is a scalar value (surrogates handled above).
+                            let unescaped = char::from_u32(scalar).unwrap_or('\u{FFFD}');
+                            if decode {
+                                decoded.push(unescaped);
+                            }
+                            run = self.pos;
+                            continue;
+                        }
+                        _ => return self.fail(WellFormedErrorKind::InvalidEscape),
+                    };
+                    self.pos += 1;
+                    if decode {
+                        decoded.push(unescaped);
+                    }
+                    run = self.pos;
+                }
+                // The text is UTF-8, and `"` and `\` are ASCII: a multi-byte character is
+                // skipped byte by byte and the runs between escapes stay on char boundaries.
+                Some(_) => self.pos += 1,
+            }
+        }
+    }
+
+    fn lone_surrogate<T>(&self, at: usize) -> Result<T, WellFormedError> {
+        Err(WellFormedError {
+            kind: WellFormedErrorKind::LoneSurrogate,
+            offset: at,
+        })
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    fn check(text: &str) -> Result<(), WellFormedError> {
+        check_well_formed(text.as_bytes(), DEFAULT_MAX_DEPTH)
+    }
+
+    fn refused(text: &str) -> (WellFormedErrorKind, usize) {
+        let error = check(text).unwrap_err();
+        (error.kind, error.offset)
+    }
+
+    #[test]
+    fn numbers_beyond_any_float_or_integer_are_well_formed() {
+        for text in [
+            "9007199254740993",
+            "1E+2",
+            "-0",
+            "1e400",
+            "-1.5e-7",
+            "0.0",
+            r#"{"n": 123456789012345678901234567890, "x": [1E+2, -0, 0e0]}"#,
+            "  true ",
+            "null",
+            r#""é\u00e9\ud83d\ude00\n""#,
+            "[]",
+            "{}",
+            r#"{"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}]}"#,
+        ] {
+            assert_eq!(check(text), Ok(()), "{text}");
+        }
+    }
+
+    #[test]
+    fn what_is_not_json_is_refused_where_it_is() {
+        use WellFormedErrorKind as K;
+        let cases = [
+            ("01", (K::InvalidNumber, 1)),
+            ("1.", (K::InvalidNumber, 2)),
+            (".5", (K::UnexpectedByte(b'.'), 0)),
+            ("+1", (K::UnexpectedByte(b'+'), 0)),
+            ("1e", (K::InvalidNumber, 2)),
+            ("-", (K::InvalidNumber, 1)),
+            ("[1,]", (K::UnexpectedByte(b']'), 3)),
+            ("[1 2]", (K::UnexpectedByte(b'2'), 3)),
+            (r#"{"a" 1}"#, (K::UnexpectedByte(b'1'), 5)),
+            (r#"{"a":1,}"#, (K::UnexpectedByte(b'}'), 7)),
+            (r#"{1:2}"#, (K::UnexpectedByte(b'1'), 1)),
+            ("[1]]", (K::TrailingData, 3)),
+            ("", (K::UnexpectedEnd, 0)),
+            ("[", (K::UnexpectedEnd, 1)),
+            (r#""abc"#, (K::UnexpectedEnd, 4)),
+            ("tru", (K::UnexpectedEnd, 3)),
+            ("nul1", (K::UnexpectedByte(b'1'), 3)),
+            ("\"a\u{1}\"", (K::ControlCharacter, 2)),
+            (r#""\x""#, (K::InvalidEscape, 2)),
+            (r#""\u12""#, (K::InvalidEscape, 3)),
+            (r#""\ud800""#, (K::LoneSurrogate, 1)),
+            (r#""\udc00""#, (K::LoneSurrogate, 1)),
+            (r#""\ud800\u0041""#, (K::LoneSurrogate, 1)),
+            (r#"{"a":1,"a":2}"#, (K::DuplicateMember("a".into()), 7)),
+            (r#"{"a":1,"\u0061":2}"#, (K::DuplicateMember("a".into()), 7)),
+            (
+                r#"{"x":{"a":1,"b":{"a":2},"a":3}}"#,
+                (K::DuplicateMember("a".into()), 24),
+            ),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(refused(text), expected, "{text}");
+        }
+        let error = check_well_formed(b"[\xff]", 8).unwrap_err();
+        assert_eq!((error.kind, error.offset), (K::InvalidUtf8, 1));
+        assert_eq!(
+            check(r#"{"a":1,"a":2}"#).unwrap_err().to_string(),
+            "the member name \"a\" twice in one object at byte 7"
+        );
+    }
+
+    #[test]
+    fn the_outermost_members_are_found_with_their_spans() {
+        let text = r#" {"a" : [1, {"b": 2}] , "\u0063":"x", "d":{}} "#;
+        let members = object_members(text, DEFAULT_MAX_DEPTH).unwrap().unwrap();
+        let shown: Vec<(&str, &str)> = members
+            .iter()
+            .map(|(name, span)| (name.as_str(), &text[span.clone()]))
+            .collect();
+        assert_eq!(
+            shown,
+            [("a", r#"[1, {"b": 2}]"#), ("c", r#""x""#), ("d", "{}")]
+        );
+        assert_eq!(object_members("[1]", 8), Ok(None));
+        assert_eq!(object_members("{}", 8), Ok(Some(Vec::new())));
+        assert!(object_members(r#"{"a":1,"a":2}"#, 8).is_err());
+    }
+
+    #[test]
+    fn depth_is_limited_without_recursion() {
+        assert_eq!(check_well_formed(b"[[[]]]", 3), Ok(()));
+        assert_eq!(
+            check_well_formed(b"[[[[]]]]", 3).unwrap_err(),
+            WellFormedError {
+                kind: WellFormedErrorKind::TooDeep(3),
+                offset: 3
+            }
+        );
+        // A million open brackets: refused at the limit, no stack overflow.
+        let deep = "[".repeat(1_000_000);
+        assert_eq!(
+            refused(&deep),
+            (WellFormedErrorKind::TooDeep(DEFAULT_MAX_DEPTH), 128)
+        );
+        let deep = format!("{}1{}", "[".repeat(128), "]".repeat(128));
+        assert_eq!(check(&deep), Ok(()));
+    }
+
+    /// A JSON-ish text: the grammar's characters, so that most texts are near misses.
+    fn jsonish() -> impl proptest::strategy::Strategy<Value = String> {
+        proptest::string::string_regex(r#"[\[\]{}:, "\\abcu0-9eE+\-.tfnrl]{0,48}"#).unwrap()
+    }
+
+    /// A JSON value of bounded size and depth.
+    fn value() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<f64>()
+                .prop_filter("finite", |f| f.is_finite())
+                .prop_map(serde_json::Value::from),
+            "\\PC{0,8}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(6, 48, 6, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::from),
+                proptest::collection::btree_map("\\PC{0,6}", inner, 0..6)
+                    .prop_map(|map| serde_json::Value::Object(map.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn agrees_with_serde_json_except_for_what_it_refuses_on_purpose(text in jsonish()) {
+            let ours = check(&text);
+            let serde = serde_json::from_str::<serde::de::IgnoredAny>(&text);
+            match (&ours, &serde) {
+                (Ok(()), Ok(_)) | (Err(_), Err(_)) => {}
+                // Duplicate names are refused here, accepted by serde_json.
+                (Err(error), Ok(_)) => proptest::prop_assert!(
+                    matches!(error.kind, WellFormedErrorKind::DuplicateMember(_)),
+                    "{text:?}: {error}"
+                ),
+                (Ok(()), Err(error)) => proptest::prop_assert!(false, "{text:?}: serde_json: {error}"),
+            }
+            // Whatever the strict reader accepts is well-formed.
+            if jcs_digest::parse_strict(text.as_bytes()).is_ok() {
+                proptest::prop_assert_eq!(&ours, &Ok(()));
+            }
+        }
+
+        #[test]
+        fn every_serialized_value_is_well_formed_and_kept_byte_for_byte(value in value()) {
+            for text in [value.to_string(), serde_json::to_string_pretty(&value).unwrap()] {
+                proptest::prop_assert_eq!(check(&text), Ok(()));
+                let raw = crate::RawJson::from_slice(text.as_bytes()).unwrap();
+                proptest::prop_assert_eq!(raw.as_str(), text.as_str());
+            }
+        }
+    }
+}
