@@ -368,12 +368,16 @@ async fn run_scenario(
         let (measurement, _) = match scenario {
             Scenario::UpstreamClient => {
                 run_load(scenario, "-", clients, plan, warmup, async || {
+                    let url: catalog_store::UpstreamUrl = setup
+                        .upstream
+                        .url()
+                        .parse()
+                        .map_err(|error: catalog_store::UrlProblem| error.to_string())?;
                     let client = UpstreamClient::new(
-                        setup.upstream.url(),
+                        &url,
                         setup.pinned_tls.clone(),
                         UpstreamOptions::default(),
-                    )
-                    .map_err(|error| error.to_string())?;
+                    );
                     Ok(Driver::Upstream(client))
                 })
                 .await?
@@ -499,7 +503,8 @@ fn filesystem_of(path: &Path) -> String {
 async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
     let upstream = DemoUpstream::start(&DemoUpstreamConfig::new()).await?;
     let pin = upstream.spki_fingerprint();
-    let listed = observe_tools(upstream.url(), &pin).await?;
+    let url: catalog_store::UpstreamUrl = upstream.url().parse()?;
+    let listed = observe_tools(&url, &pin).await?;
     let definition = listed
         .iter()
         .find(|tool| tool["name"] == UPSTREAM_TOOL)

@@ -33,7 +33,7 @@
 //! // An MCP server over TLS (a generated certificate) and what it serves now.
 //! let upstream = DemoUpstream::start(&DemoUpstreamConfig::new()).await?;
 //! let pin = upstream.spki_fingerprint();
-//! let served = observe_tools(upstream.url(), &pin).await?;
+//! let served = observe_tools(&upstream.url().parse()?, &pin).await?;
 //! let echo = served.iter().find(|tool| tool["name"] == "echo").ok_or("no echo tool")?;
 //!
 //! // The catalog: `demo.echo` is the upstream's `echo`, on this key, with this definition.

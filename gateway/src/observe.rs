@@ -5,7 +5,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use rustls_pki_types::{ServerName, UnixTime};
+use catalog_store::UpstreamUrl;
+use rustls_pki_types::UnixTime;
 use server_identity::Observation;
 use server_identity::danger::ObservingVerifier;
 use server_identity::rustls::RootCertStore;
@@ -17,14 +18,6 @@ const STEP_TIMEOUT: Duration = Duration::from_secs(10);
 /// Why a server could not be observed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub(crate) enum ObserveError {
-    /// The URL is not `https://host[:port][/path]`.
-    #[error("invalid URL `{url}`: {reason}; expected https://host[:port]/path")]
-    InvalidUrl {
-        /// The URL given.
-        url: String,
-        /// What is wrong.
-        reason: &'static str,
-    },
     /// The TCP connection failed or timed out.
     #[error("cannot connect to {address}: {detail}; check the host name, the port and the network")]
     Connect {
@@ -55,18 +48,19 @@ pub(crate) enum ObserveError {
 ///
 /// `roots`, when given, set [`Observation::chain_valid`] for the URL's host name.
 pub(crate) async fn observe(
-    url: &str,
+    url: &UpstreamUrl,
     roots: Option<Arc<RootCertStore>>,
 ) -> Result<Observation, ObserveError> {
-    let target = Target::parse(url)?;
-    let address = format!("{}:{}", target.connect_host, target.port);
+    let connect_host = url.host().to_string();
+    let server_name = url.server_name();
+    let address = url.tls_endpoint();
     let connect_error = |detail: String| ObserveError::Connect {
         address: address.clone(),
         detail,
     };
     let tcp = tokio::time::timeout(
         STEP_TIMEOUT,
-        tokio::net::TcpStream::connect((target.connect_host.as_str(), target.port)),
+        tokio::net::TcpStream::connect((connect_host.as_str(), url.port())),
     )
     .await
     .map_err(|_| connect_error(format!("no answer in {} s", STEP_TIMEOUT.as_secs())))?
@@ -81,7 +75,7 @@ pub(crate) async fn observe(
         .map_err(|error| handshake_error(error.to_string()))?;
     let mut tls = tokio::time::timeout(
         STEP_TIMEOUT,
-        tokio_rustls::TlsConnector::from(config).connect(target.server_name.clone(), tcp),
+        tokio_rustls::TlsConnector::from(config).connect(server_name.clone(), tcp),
     )
     .await
     .map_err(|_| handshake_error(format!("no answer in {} s", STEP_TIMEOUT.as_secs())))?
@@ -95,64 +89,8 @@ pub(crate) async fn observe(
         .to_vec();
     // close_notify; the server's answer does not matter.
     let _ = tls.shutdown().await;
-    Observation::of_chain(
-        &chain,
-        &target.server_name,
-        roots.as_deref(),
-        UnixTime::now(),
-    )
-    .map_err(ObserveError::from)
-}
-
-/// The parts of an https URL a connection needs.
-struct Target {
-    /// Host as given to the resolver (IPv6 without brackets).
-    connect_host: String,
-    port: u16,
-    server_name: ServerName<'static>,
-}
-
-impl Target {
-    fn parse(url: &str) -> Result<Target, ObserveError> {
-        let invalid = |reason| ObserveError::InvalidUrl {
-            url: url.to_owned(),
-            reason,
-        };
-        let Some(rest) = url.strip_prefix("https://") else {
-            return Err(invalid("the scheme must be https"));
-        };
-        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        if authority.contains('@') {
-            return Err(invalid("user info is not allowed"));
-        }
-        let (host, port) = if let Some(bracketed) = authority.strip_prefix('[') {
-            let Some((host, after)) = bracketed.split_once(']') else {
-                return Err(invalid("unclosed `[` in the host"));
-            };
-            (host, after.strip_prefix(':'))
-        } else {
-            match authority.rsplit_once(':') {
-                Some((host, port)) => (host, Some(port)),
-                None => (authority, None),
-            }
-        };
-        if host.is_empty() {
-            return Err(invalid("the host is empty"));
-        }
-        let port = match port {
-            None => 443,
-            Some(text) => text
-                .parse::<u16>()
-                .map_err(|_| invalid("the port is not a number"))?,
-        };
-        let server_name = ServerName::try_from(host.to_owned())
-            .map_err(|_| invalid("the host is not a DNS name or IP address"))?;
-        Ok(Target {
-            connect_host: host.to_owned(),
-            port,
-            server_name,
-        })
-    }
+    Observation::of_chain(&chain, &server_name, roots.as_deref(), UnixTime::now())
+        .map_err(ObserveError::from)
 }
 
 #[cfg(test)]
@@ -202,7 +140,7 @@ mod tests {
         let mut roots = RootCertStore::empty();
         roots.add(leaf.clone().into()).unwrap();
         let seen = observe(
-            &format!("https://127.0.0.1:{port}/mcp"),
+            &format!("https://127.0.0.1:{port}/mcp").parse().unwrap(),
             Some(Arc::new(roots)),
         )
         .await
@@ -225,29 +163,12 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn url_and_connection_errors() {
-        let invalid = |url: &str, reason: &'static str| ObserveError::InvalidUrl {
-            url: url.to_owned(),
-            reason,
-        };
-        for (url, reason) in [
-            ("http://127.0.0.1/mcp", "the scheme must be https"),
-            ("https://", "the host is empty"),
-            ("https://user@host/", "user info is not allowed"),
-            ("https://host:https/", "the port is not a number"),
-            ("https://[::1/", "unclosed `[` in the host"),
-            (
-                "https://bad_host!/",
-                "the host is not a DNS name or IP address",
-            ),
-        ] {
-            assert_eq!(observe(url, None).await.unwrap_err(), invalid(url, reason));
-        }
+    async fn connection_errors_name_the_address() {
         // A port nobody listens on.
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         drop(listener);
-        match observe(&format!("https://127.0.0.1:{port}/"), None).await {
+        match observe(&format!("https://127.0.0.1:{port}/").parse().unwrap(), None).await {
             Err(ObserveError::Connect { address, .. }) => {
                 assert_eq!(address, format!("127.0.0.1:{port}"))
             }
@@ -265,7 +186,7 @@ mod tests {
                 .await
                 .unwrap();
         });
-        let error = observe(&format!("https://127.0.0.1:{port}/"), None)
+        let error = observe(&format!("https://127.0.0.1:{port}/").parse().unwrap(), None)
             .await
             .unwrap_err();
         assert!(

@@ -168,7 +168,19 @@ fn identity_refuses_a_plain_http_url_exit_2() {
     assert_eq!(run.code, 2);
     assert_eq!(
         run.stderr,
-        "toolgate: invalid URL `http://127.0.0.1:9/mcp`: the scheme must be https; expected \
-         https://host[:port]/path\n"
+        "toolgate: invalid URL `http://127.0.0.1:9/mcp`: the scheme is \"http\", not \"https\"; \
+         write the URL as https://... (lowercase; upstreams are reached over pinned TLS only)\n"
+    );
+}
+
+/// The command line reads URLs with the catalog's own parser (one reading of a URL).
+#[test]
+fn identity_refuses_what_the_catalog_refuses() {
+    let run = toolgate(&["identity", "https://user@127.0.0.1:9/mcp"]);
+    assert_eq!(run.code, 2);
+    assert_eq!(
+        run.stderr,
+        "toolgate: invalid URL `https://user@127.0.0.1:9/mcp`: the URL carries user info (user@ \
+         or user:password@); remove it, credentials do not belong in a catalog\n"
     );
 }

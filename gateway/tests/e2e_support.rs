@@ -114,7 +114,9 @@ impl Harness {
 
     pub async fn start_with(upstream: RunningUpstream, setup: Setup) -> Harness {
         let pin = upstream.spki_fingerprint();
-        let listed = observe_tools(upstream.url(), &pin).await.unwrap();
+        let listed = observe_tools(&upstream.url().parse().unwrap(), &pin)
+            .await
+            .unwrap();
         let entries: Vec<Value> = setup
             .pinned
             .iter()

@@ -25,7 +25,7 @@ fn client_for(upstream: &RunningUpstream, options: UpstreamOptions) -> UpstreamC
         &TrustBundles::new(),
     )
     .unwrap();
-    UpstreamClient::with_anchors(upstream.url(), tls, anchors, options).unwrap()
+    UpstreamClient::with_anchors(&upstream.url().parse().unwrap(), tls, anchors, options)
 }
 
 fn quiet(adjust: impl FnOnce(&mut UpstreamOptions)) -> UpstreamOptions {

@@ -42,11 +42,10 @@ fn pinned_to(fingerprint: Fingerprint) -> Arc<rustls::ClientConfig> {
 
 fn client_for(upstream: &RunningUpstream, options: UpstreamOptions) -> UpstreamClient {
     UpstreamClient::new(
-        upstream.url(),
+        &upstream.url().parse().unwrap(),
         pinned_to(upstream.spki_fingerprint()),
         options,
     )
-    .unwrap()
 }
 
 async fn start(config: &DemoUpstreamConfig) -> RunningUpstream {
@@ -426,11 +425,10 @@ async fn an_impostor_key_is_refused_in_the_handshake_and_receives_nothing() {
         let genuine = DemoIdentity::generate().unwrap();
         let impostor = start(&DemoUpstreamConfig::new()).await;
         let client = UpstreamClient::new(
-            impostor.url(),
+            &impostor.url().parse().unwrap(),
             pinned_to(genuine.spki_fingerprint()),
             UpstreamOptions::default(),
-        )
-        .unwrap();
+        );
         let error = client.list_tools().await.unwrap_err();
         assert_eq!(
             error,
@@ -486,7 +484,11 @@ async fn webpki_trust_with_the_demo_ca_and_the_pin_accepts_the_genuine_upstream(
             .build()
             .unwrap();
         let tls = client_config(&anchors, Arc::new(roots), &TrustBundles::new()).unwrap();
-        let client = UpstreamClient::new(upstream.url(), tls, UpstreamOptions::default()).unwrap();
+        let client = UpstreamClient::new(
+            &upstream.url().parse().unwrap(),
+            tls,
+            UpstreamOptions::default(),
+        );
         assert_eq!(client.list_tools().await.unwrap().len(), 3);
     })
     .await;
@@ -590,11 +592,10 @@ async fn a_refused_connection_is_unavailable() {
         let url = format!("https://127.0.0.1:{port}/mcp");
         let genuine = DemoIdentity::generate().unwrap();
         let client = UpstreamClient::new(
-            &url,
+            &url.parse().unwrap(),
             pinned_to(genuine.spki_fingerprint()),
             UpstreamOptions::default(),
-        )
-        .unwrap();
+        );
         let error = client.list_tools().await.unwrap_err();
         assert!(
             matches!(&error, UpstreamError::Connect { url: failed, .. } if *failed == url),

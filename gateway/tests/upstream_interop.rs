@@ -61,7 +61,7 @@ fn pinned(fingerprint: Fingerprint) -> Arc<rustls::ClientConfig> {
 }
 
 fn client(options: UpstreamOptions) -> UpstreamClient {
-    UpstreamClient::new(&url(), pinned(spki()), options).unwrap()
+    UpstreamClient::new(&url().parse().unwrap(), pinned(spki()), options)
 }
 
 fn sorted_names(tools: &[Value]) -> Vec<String> {
@@ -154,9 +154,11 @@ async fn fastmcp_is_accepted_under_webpki_trust_with_its_ca_and_the_pin() {
             .tls_trust(TlsTrust::Webpki)
             .build()
             .unwrap();
-        let client =
-            UpstreamClient::new(&url(), config(&anchors, roots), UpstreamOptions::default())
-                .unwrap();
+        let client = UpstreamClient::new(
+            &url().parse().unwrap(),
+            config(&anchors, roots),
+            UpstreamOptions::default(),
+        );
         assert_eq!(client.list_tools().await.unwrap().len(), 3);
     })
     .await;
@@ -167,8 +169,11 @@ async fn fastmcp_is_accepted_under_webpki_trust_with_its_ca_and_the_pin() {
 async fn fastmcp_under_another_pin_is_an_identity_mismatch() {
     bounded(async {
         let expected = Fingerprint::of_spki(b"not the peer's key");
-        let client =
-            UpstreamClient::new(&url(), pinned(expected), UpstreamOptions::default()).unwrap();
+        let client = UpstreamClient::new(
+            &url().parse().unwrap(),
+            pinned(expected),
+            UpstreamOptions::default(),
+        );
         let error = client.list_tools().await.unwrap_err();
         assert_eq!(
             error,

@@ -36,13 +36,17 @@ pub(crate) struct IdentityArgs {
 }
 
 pub(crate) fn run(args: &IdentityArgs) -> Result<Verdict, Failure> {
+    let url: catalog_store::UpstreamUrl = args
+        .url
+        .parse()
+        .map_err(|problem| Failure::Usage(format!("invalid URL `{}`: {problem}", args.url)))?;
     let roots = roots(args.ca.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .map_err(|e| Failure::io("cannot start the async runtime", e))?;
     let observation = runtime
-        .block_on(observe::observe(&args.url, roots))
+        .block_on(observe::observe(&url, roots))
         .map_err(|error| Failure::Usage(error.to_string()))?;
     let text = if args.json {
         render_json(&args.url, &observation)

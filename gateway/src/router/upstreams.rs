@@ -79,21 +79,14 @@ pub(crate) fn build_upstreams(
                 detail: "this gateway serves network (https) upstreams only".to_owned(),
             });
         };
-        let url = binding.url().as_str().to_owned();
         let anchors = anchors_of(binding)?;
         let tls = client_config(&anchors, roots.clone(), bundles).map_err(|error| {
             RouterBuildError::Tls {
-                url: url.clone(),
+                url: binding.url().as_str().to_owned(),
                 detail: error.to_string(),
             }
         })?;
-        let client =
-            UpstreamClient::with_anchors(&url, tls, anchors, options.clone()).map_err(|error| {
-                RouterBuildError::Upstream {
-                    url: url.clone(),
-                    detail: error.to_string(),
-                }
-            })?;
+        let client = UpstreamClient::with_anchors(binding.url(), tls, anchors, options.clone());
         for tool_name in server.tool_names() {
             by_tool.insert(tool_name.clone(), clients.len());
         }

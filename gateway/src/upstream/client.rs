@@ -5,6 +5,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
+use catalog_store::UpstreamUrl;
 use http::{HeaderName, HeaderValue, StatusCode};
 use serde_json::{Map, Value, json};
 use server_identity::ServerAnchors;
@@ -77,44 +78,36 @@ impl std::fmt::Debug for UpstreamClient {
 }
 
 impl UpstreamClient {
-    /// A client for the upstream at `url` (`https` only), connecting with `tls` (from
+    /// A client for the upstream at `url`, connecting with `tls` (from
     /// `server_identity::client_config`, which enforces the catalog's anchors in the handshake;
     /// ALPN is narrowed to `http/1.1` on a copy). Nothing is sent until the first request.
-    ///
-    /// # Errors
-    ///
-    /// [`UpstreamError::InvalidUrl`] for a URL that is not `https://HOST[:PORT]/PATH`.
     pub fn new(
-        url: &str,
+        url: &UpstreamUrl,
         tls: Arc<rustls::ClientConfig>,
         options: UpstreamOptions,
-    ) -> Result<UpstreamClient, UpstreamError> {
+    ) -> UpstreamClient {
         UpstreamClient::build(url, tls, None, options)
     }
 
     /// As [`UpstreamClient::new`], given also the anchors `tls` was made from, so that the
     /// identity of every connection says which pin matched (the primary `tls_fingerprint` or a
     /// backup, [`ObservedIdentity::pin`]); a backup match is logged at warn.
-    ///
-    /// # Errors
-    ///
-    /// [`UpstreamError::InvalidUrl`] for a URL that is not `https://HOST[:PORT]/PATH`.
     pub fn with_anchors(
-        url: &str,
+        url: &UpstreamUrl,
         tls: Arc<rustls::ClientConfig>,
         anchors: ServerAnchors,
         options: UpstreamOptions,
-    ) -> Result<UpstreamClient, UpstreamError> {
+    ) -> UpstreamClient {
         UpstreamClient::build(url, tls, Some(anchors), options)
     }
 
     fn build(
-        url: &str,
+        url: &UpstreamUrl,
         tls: Arc<rustls::ClientConfig>,
         anchors: Option<ServerAnchors>,
         options: UpstreamOptions,
-    ) -> Result<UpstreamClient, UpstreamError> {
-        let endpoint = Arc::new(Endpoint::parse(url)?);
+    ) -> UpstreamClient {
+        let endpoint = Arc::new(Endpoint::new(url));
         let pool = Pool::new(
             endpoint.clone(),
             tls,
@@ -123,7 +116,7 @@ impl UpstreamClient {
             options.max_idle_connections,
         );
         let (invalidations, _) = watch::channel(0);
-        Ok(UpstreamClient {
+        UpstreamClient {
             inner: Arc::new(Inner {
                 transport: Transport {
                     endpoint,
@@ -138,7 +131,7 @@ impl UpstreamClient {
                 negotiating: tokio::sync::Mutex::new(()),
                 listener: Mutex::new(None),
             }),
-        })
+        }
     }
 
     /// Every tool the upstream lists, every page followed (`nextCursor`), each definition as

@@ -6,10 +6,13 @@
 //! stateless requests) first, `initialize` with a session as the fallback.
 //!
 //! ```no_run
-//! # async fn example(tls: std::sync::Arc<rustls::ClientConfig>) -> Result<(), toolgate::upstream::UpstreamError> {
+//! # async fn example(tls: std::sync::Arc<rustls::ClientConfig>) -> Result<(), Box<dyn std::error::Error>> {
+//! use catalog_store::UpstreamUrl;
 //! use toolgate::upstream::{UpstreamClient, UpstreamOptions};
 //!
-//! let upstream = UpstreamClient::new("https://127.0.0.1:8443/mcp", tls, UpstreamOptions::default())?;
+//! // The URL is read once, by the catalog's parser; the client takes the parsed value.
+//! let url: UpstreamUrl = "https://127.0.0.1:8443/mcp".parse()?;
+//! let upstream = UpstreamClient::new(&url, tls, UpstreamOptions::default());
 //! let tools = upstream.list_tools().await?;
 //! let result = upstream
 //!     .call_tool("echo", Some(serde_json::json!({"text": "hi"})), None)

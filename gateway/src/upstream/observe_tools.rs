@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use catalog_store::UpstreamUrl;
 use serde_json::Value;
 use server_identity::rustls::RootCertStore;
 use server_identity::{Fingerprint, ServerAnchors, TlsTrust, TrustBundles, client_config};
@@ -16,23 +17,28 @@ use super::{UpstreamClient, UpstreamError, UpstreamOptions};
 ///
 /// [`UpstreamError`] when the upstream cannot be listed (an
 /// [`UpstreamError::Identity`] when it does not present `spki`).
-pub async fn observe_tools(url: &str, spki: &Fingerprint) -> Result<Vec<Value>, UpstreamError> {
+pub async fn observe_tools(
+    url: &UpstreamUrl,
+    spki: &Fingerprint,
+) -> Result<Vec<Value>, UpstreamError> {
     let mut anchors = ServerAnchors::builder();
     anchors.fingerprint(*spki).tls_trust(TlsTrust::Pin);
-    let invalid = |detail: String| UpstreamError::InvalidUrl {
-        url: url.to_owned(),
+    // A key pin alone, trusted as the only anchor: neither step can refuse it, but a TLS
+    // configuration error is still reported rather than assumed away.
+    let tls_error = |detail: String| UpstreamError::Tls {
+        url: url.as_str().to_owned(),
         detail,
     };
     let anchors = anchors
         .build()
-        .map_err(|error| invalid(error.to_string()))?;
+        .map_err(|error| tls_error(error.to_string()))?;
     let tls = client_config(
         &anchors,
         Arc::new(RootCertStore::empty()),
         &TrustBundles::new(),
     )
-    .map_err(|error| invalid(error.to_string()))?;
-    UpstreamClient::new(url, tls, UpstreamOptions::default())?
+    .map_err(|error| tls_error(error.to_string()))?;
+    UpstreamClient::new(url, tls, UpstreamOptions::default())
         .list_tools()
         .await
 }

@@ -111,7 +111,11 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
     writeln!(out, "  pinned     {pin}  (key-pinned, tls_trust pin)")?;
 
     // The catalog: each tool bound to that key and to its definition as served now.
-    let listed = observe_tools(upstream.url(), &pin)
+    let url: catalog_store::UpstreamUrl = upstream
+        .url()
+        .parse()
+        .map_err(|e| setup("read the upstream's URL")(&e))?;
+    let listed = observe_tools(&url, &pin)
         .await
         .map_err(|e| setup("list the upstream's tools")(&e))?;
     let mut entries = Vec::new();
