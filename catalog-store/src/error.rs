@@ -5,10 +5,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use jcs_digest::{Digest, DigestParseError, StrictJsonError, ToolDigestError};
-use server_identity::{AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeIdError};
+use server_identity::{
+    AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeId, SpiffeIdError,
+};
 
+use crate::code_points::CodePoints;
 use crate::endpoint::{AnchorsText, anchor_differences};
 use crate::location::Location;
+use crate::printable::Printable;
 use crate::server::ServerBinding;
 use crate::upstream_url::UrlProblem;
 
@@ -187,6 +191,37 @@ pub enum CatalogError {
         /// The rule that is broken, with its fix.
         source: AnchorsError,
     },
+    /// `spiffe_id` together with an explicit `tls_trust: "webpki"` (DESIGN.md §3): an
+    /// X509-SVID carries no host name for the web PKI check, the SPIFFE ID and its trust
+    /// domain's bundle replace that check, so writing both is a misunderstanding.
+    #[error(
+        "{at}: tls_trust \"webpki\" is written together with spiffe_id {spiffe_id}, but the SVID \
+         replaces the web PKI check (an X509-SVID carries no host name; its chain is checked \
+         against the trust bundle of its trust domain): remove tls_trust, or remove spiffe_id \
+         to trust the web PKI"
+    )]
+    SpiffeIdWithWebpkiTrust {
+        /// Where: the pointer of `tls_trust`.
+        at: Location,
+        /// The SPIFFE ID written next to it.
+        spiffe_id: SpiffeId,
+    },
+    /// A `tool_name` or `upstream_name` holds control characters (C0, DEL, C1): a name is
+    /// shown to people and models and written to logs, and a control character in it can
+    /// hide, reorder or forge what they read.
+    #[error(
+        "{at}: {member} contains control characters ({code_points}); a tool name is shown to \
+         people and models and written to logs, where control characters can hide or forge \
+         text: remove them"
+    )]
+    ControlCharacters {
+        /// Where: the pointer of the name.
+        at: Location,
+        /// `tool_name` or `upstream_name`.
+        member: &'static str,
+        /// The control characters, in order of appearance.
+        code_points: CodePoints,
+    },
     /// `spiffe_id` is not a SPIFFE ID.
     #[error("{at}: {source}")]
     BadSpiffeId {
@@ -348,6 +383,8 @@ impl CatalogError {
             | CatalogError::BadFingerprint { at, .. }
             | CatalogError::DuplicateFingerprint { at, .. }
             | CatalogError::BadSpiffeId { at, .. }
+            | CatalogError::SpiffeIdWithWebpkiTrust { at, .. }
+            | CatalogError::ControlCharacters { at, .. }
             | CatalogError::UnknownMode { at, .. }
             | CatalogError::BadAddedAt { at, .. }
             | CatalogError::BadDefinitionHash { at, .. }
@@ -499,21 +536,5 @@ impl fmt::Display for Recomputed {
             ),
             None => Ok(()),
         }
-    }
-}
-
-/// Text as written, with control characters escaped so that it stays on its line.
-pub(crate) struct Printable<'a>(pub(crate) &'a str);
-
-impl fmt::Display for Printable<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for character in self.0.chars() {
-            if character.is_control() {
-                write!(f, "{}", character.escape_default())?;
-            } else {
-                write!(f, "{character}")?;
-            }
-        }
-        Ok(())
     }
 }

@@ -58,8 +58,11 @@
 //! host and no user info or fragment; fingerprints, SPIFFE IDs, `rotation_mode` and
 //! `tls_trust` as `server-identity` parses them; RFC 3339 `added_at`; a `definition_hash` that
 //! recomputes; one identity per server (entries whose URLs reach the same `https` host and
-//! port must carry the same anchors); and unique tool names (seed 003 §3). Names outside MCP's
-//! recommended form and lookalike names across servers are [`CatalogWarning`]s. The crate's
+//! port must carry the same anchors); and unique tool names (seed 003 §3); names without
+//! control characters. Names outside MCP's recommended form, lookalike names across servers,
+//! names equal after NFC, and invisible or direction-changing characters in approved
+//! definitions ([`invisible_text`], public for checking live definitions too) are
+//! [`CatalogWarning`]s. The crate's
 //! README describes the file format field by field.
 
 #![forbid(unsafe_code)]
@@ -67,21 +70,26 @@
 
 mod added_at;
 mod catalog;
+mod code_points;
 mod definition;
 mod endpoint;
 mod entry;
 mod error;
+mod invisible;
 mod location;
 mod measurement;
 mod members;
+mod printable;
 mod server;
 mod upstream_url;
 mod warning;
 
 pub use crate::{
     catalog::{Catalog, UpstreamServer},
+    code_points::{CodePoints, is_invisible},
     entry::CatalogEntry,
     error::{CatalogError, CatalogLoadError, CollidingEntry},
+    invisible::{InvisibleText, invisible_text},
     location::{EntryRef, Location},
     measurement::{CATALOG_ENTRY_LABEL, CatalogMeasurement},
     server::ServerBinding,

@@ -185,7 +185,16 @@ pub(crate) fn read_server(
     };
 
     let rotation_mode = read_mode::<RotationMode>(problems, server, pointer, "rotation_mode");
-    let tls_trust = read_mode::<TlsTrust>(problems, server, pointer, "tls_trust");
+    let mut tls_trust = read_mode::<TlsTrust>(problems, server, pointer, "tls_trust");
+    // Only an explicit `webpki` is refused: the default is what a SPIFFE-only server means.
+    if let (Field::Valid(id), Field::Valid(TlsTrust::Webpki)) = (&spiffe_id, tls_trust) {
+        let at = problems.at(child(pointer, "tls_trust"));
+        problems.push(CatalogError::SpiffeIdWithWebpkiTrust {
+            at,
+            spiffe_id: id.clone(),
+        });
+        tls_trust = Field::Invalid;
+    }
 
     // The combination rules are server-identity's (its builder refuses what its verifier
     // could not enforce); they are checked when every anchor field could be read, so that a
