@@ -29,7 +29,8 @@ pub(crate) enum Command {
     Key(KeyArgs),
     /// The RFC 8785 canonical bytes of a JSON document.
     Jcs(JcsArgs),
-    /// Compare two tools/list documents tool by tool.
+    /// Compare two tools/list documents tool by tool, with what changed in each changed
+    /// definition (text word by word, other members by JSON Pointer).
     Diff(DiffArgs),
     /// What an upstream server presents in its TLS handshake: the values to pin.
     Identity(IdentityArgs),
@@ -88,7 +89,7 @@ pub(crate) struct DiffArgs {
     /// The catalog as it is now.
     #[arg(value_name = "NEW")]
     pub(crate) new: PathBuf,
-    /// Print one JSON object instead of lines.
+    /// Print one JSON object instead of lines; each changed tool carries its "changes".
     #[arg(long)]
     pub(crate) json: bool,
     /// Profile label of the derivation (see `toolgate digest --help`).
