@@ -273,16 +273,23 @@ fn same_scalar(old: &Value, new: &Value) -> bool {
     }
 }
 
-/// Compact JSON for a person: the RFC 8785 form, with hidden characters (which that form
-/// leaves as they are) written as `\u` escapes, so the text stays valid JSON and shows them.
+/// Compact JSON for a person: the RFC 8785 form, with hidden characters made visible.
 fn compact_json(value: &Value) -> String {
     let text = canonicalize(value)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
         .unwrap_or_else(|| value.to_string());
+    escape_hidden_json(&text)
+}
+
+/// JSON text with the characters a person would not see (controls, bidirectional, zero-width,
+/// format and tag characters; see [`WordDiff`]) written as `\u` escapes: the same JSON value,
+/// made visible. Line breaks, carriage returns and tabs are left alone: a serializer escapes
+/// them inside strings, so a raw one is whitespace between tokens.
+pub fn escape_hidden_json(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for character in text.chars() {
-        if is_hidden(character) {
+        if is_hidden(character) && !matches!(character, '\n' | '\r' | '\t') {
             let mut units = [0u16; 2];
             for unit in character.encode_utf16(&mut units) {
                 out.push_str(&format!("\\u{unit:04x}"));

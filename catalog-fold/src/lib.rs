@@ -70,7 +70,7 @@ mod word_diff;
 
 pub use crate::{
     catalog::{CatalogDigest, CatalogError, ToolError, ToolErrorReason},
-    definition_diff::{DefinitionChange, DefinitionDiff},
+    definition_diff::{DefinitionChange, DefinitionDiff, escape_hidden_json},
     diff::{CatalogDiff, ChangedTool},
     document::{DocumentError, read_tools_document},
     fold::{Fold, MAX_FOLD_ENTRIES, OVERFLOW_KEY, fold},

@@ -11,6 +11,7 @@ use crate::cmd::demo::DemoArgs;
 #[cfg(feature = "demo")]
 use crate::cmd::demo_upstream::DemoUpstreamArgs;
 use crate::cmd::identity::IdentityArgs;
+use crate::cmd::pin::PinArgs;
 use crate::cmd::serve::ServeArgs;
 
 /// Tool identity for the Model Context Protocol: digests, catalog checks and a pinning gateway.
@@ -34,7 +35,9 @@ pub(crate) enum Command {
     Diff(DiffArgs),
     /// What an upstream server presents in its TLS handshake: the values to pin.
     Identity(IdentityArgs),
-    /// Check a catalog file: bindings, collisions, warnings and its measurement.
+    /// Trust a server on first use: observe its identity and tools/list, write catalog entries.
+    Pin(PinArgs),
+    /// Check a catalog file; verify it against the live servers; approve changed definitions.
     Catalog(CatalogArgs),
     /// Run the gateway.
     Serve(ServeArgs),

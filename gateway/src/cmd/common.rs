@@ -48,3 +48,13 @@ pub(crate) fn digest_tools(
 pub(crate) fn json_string(text: &str) -> String {
     serde_json::Value::String(text.to_owned()).to_string()
 }
+
+/// Writes `text` to standard output and flushes it (a closed pipe exits quietly).
+pub(crate) fn write_stdout(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .map_err(crate::outcome::stdout_error)?;
+    stdout.flush().map_err(crate::outcome::stdout_error)
+}
