@@ -733,3 +733,66 @@ fn verify_exits_2_when_a_server_cannot_be_reached_and_reports_both_labels() {
         );
     });
 }
+
+#[test]
+fn an_svid_is_pinned_by_spiffe_id_when_its_bundle_is_given() {
+    run(async {
+        let workload = "spiffe://corp.example/tools/demo-upstream";
+        let identity = DemoIdentity::svid(workload).unwrap();
+        let mut config = DemoUpstreamConfig::new();
+        config.identity(identity.clone());
+        let upstream = DemoUpstream::start(&config).await.unwrap();
+        let dir = temp_dir("pin-svid");
+        let bundle = dir.join("corp.pem");
+        std::fs::write(&bundle, identity.ca_pem()).unwrap();
+        let bundle_option = format!("corp.example={}", bundle.display());
+
+        let without = toolgate(&["pin", upstream.url(), "--approved-by", "me"]).await;
+        assert_eq!(without.code, 0, "{}", without.stderr);
+        assert!(
+            without.stderr.contains(&format!(
+                "  spiffe_id    {workload} (not pinned: give --spiffe-bundle corp.example=FILE to pin it too)\n"
+            )),
+            "{}",
+            without.stderr
+        );
+
+        let catalog = dir.join("catalog.json");
+        let pinned = toolgate(&[
+            "pin",
+            upstream.url(),
+            "--approved-by",
+            "me",
+            "--spiffe-bundle",
+            &bundle_option,
+            "--catalog",
+            path(&catalog),
+        ])
+        .await;
+        assert_eq!(pinned.code, 0, "{}", pinned.stderr);
+        assert!(
+            pinned.stderr.contains(&format!(
+                "  spiffe_id    {workload} (pinned as spiffe_id; its trust domain's bundle was given)\n  \
+                 tls_trust    (none: the SPIFFE bundle is the chain anchor)\n"
+            )),
+            "{}",
+            pinned.stderr
+        );
+        let written: Value = serde_json::from_slice(&std::fs::read(&catalog).unwrap()).unwrap();
+        assert_eq!(
+            written[0]["server"],
+            json!({"url": upstream.url(), "tls_fingerprint": identity.spki_fingerprint().to_string(),
+                   "spiffe_id": workload, "rotation_mode": "key-pinned"})
+        );
+        let verify = toolgate(&[
+            "catalog",
+            "verify",
+            path(&catalog),
+            "--spiffe-bundle",
+            &bundle_option,
+        ])
+        .await;
+        assert_eq!(verify.code, 0, "{}{}", verify.stdout, verify.stderr);
+        upstream.shutdown().await;
+    });
+}
