@@ -796,3 +796,267 @@ fn an_svid_is_pinned_by_spiffe_id_when_its_bundle_is_given() {
         upstream.shutdown().await;
     });
 }
+
+#[test]
+fn verify_reaches_two_servers_and_bounds_a_slow_one_by_its_timeout() {
+    run(async {
+        let fast = upstream().await;
+        let slow = upstream().await;
+        let dir = temp_dir("two-servers");
+        let catalog = dir.join("catalog.json");
+        pin_into(&fast, &catalog, &["--tool", "echo"]).await;
+        let second = toolgate(&[
+            "pin",
+            slow.url(),
+            "--prefix",
+            "slow.",
+            "--tool",
+            "add",
+            "--approved-by",
+            "me",
+            "--catalog",
+            path(&catalog),
+        ])
+        .await;
+        assert_eq!(second.code, 0, "{}", second.stderr);
+        assert!(
+            second.stderr.ends_with("(1 existing entry untouched)\n"),
+            "{}",
+            second.stderr
+        );
+        let both = toolgate(&["catalog", "verify", path(&catalog)]).await;
+        assert_eq!(both.code, 0, "{}{}", both.stdout, both.stderr);
+        assert!(
+            both.stdout
+                .contains(&format!("{}: identity ok\n", fast.url()))
+        );
+        assert!(
+            both.stdout
+                .contains(&format!("{}: identity ok\n", slow.url()))
+        );
+        assert!(
+            both.stdout
+                .ends_with("; 2 servers, 0 identity mismatches, 0 unreachable\n")
+        );
+
+        // The slow server answers after the deadline given; the other is still checked.
+        slow.controls()
+            .set_delay(Some(std::time::Duration::from_secs(30)));
+        let bounded = toolgate(&["catalog", "verify", "--timeout", "1s", path(&catalog)]).await;
+        assert_eq!(bounded.code, 2, "{}{}", bounded.stdout, bounded.stderr);
+        assert!(
+            bounded
+                .stdout
+                .contains(&format!("{}: identity ok\n", fast.url()))
+        );
+        assert!(
+            bounded
+                .stdout
+                .contains("  ok        \"demo.echo\" (\"echo\")\n")
+        );
+        assert!(
+            bounded
+                .stdout
+                .contains(&format!("{}\n  unreachable: ", slow.url())),
+            "{}",
+            bounded.stdout
+        );
+        assert!(bounded.stdout.contains("  not checked  slow.add\n"));
+        assert_eq!(
+            bounded.stderr,
+            "toolgate: 1 of 2 servers could not be reached, so the check is incomplete\n"
+        );
+        fast.shutdown().await;
+        slow.shutdown().await;
+    });
+}
+
+#[test]
+fn pin_refusals_name_the_problem_and_write_nothing() {
+    run(async {
+        let upstream = upstream().await;
+        let dir = temp_dir("pin-refusals");
+        let no_url = toolgate(&["pin", "--approved-by", "me"]).await;
+        assert_eq!(no_url.code, 2);
+        assert_eq!(
+            no_url.stderr,
+            "toolgate: pin: give the server's https URL (toolgate pin https://HOST/mcp --approved-by WHO)\n"
+        );
+        let nobody = toolgate(&["pin", upstream.url(), "--approved-by", " "]).await;
+        assert_eq!(nobody.code, 2);
+        assert_eq!(
+            nobody.stderr,
+            "toolgate: --approved-by: say who approves these definitions (a name or an address)\n"
+        );
+        let timeout = toolgate(&[
+            "pin",
+            upstream.url(),
+            "--approved-by",
+            "me",
+            "--timeout",
+            "soon",
+        ])
+        .await;
+        assert_eq!(timeout.code, 2);
+        assert!(
+            timeout
+                .stderr
+                .starts_with("toolgate: --timeout \"soon\" is not a duration")
+        );
+        let plain = toolgate(&["pin", "http://127.0.0.1:1/mcp", "--approved-by", "me"]).await;
+        assert_eq!(plain.code, 2);
+        assert!(
+            plain
+                .stderr
+                .starts_with("toolgate: cannot observe http://127.0.0.1:1/mcp: invalid URL"),
+            "{}",
+            plain.stderr
+        );
+
+        // A catalog that does not load is not merged into.
+        let broken = dir.join("broken.json");
+        std::fs::write(&broken, b"[{\"tool_name\": 1}]").unwrap();
+        let refused = toolgate(&[
+            "pin",
+            upstream.url(),
+            "--approved-by",
+            "me",
+            "--catalog",
+            path(&broken),
+        ])
+        .await;
+        assert_eq!(refused.code, 1);
+        assert!(
+            refused.stderr.starts_with(&format!(
+                "toolgate: --catalog {} does not load, so nothing is merged into it",
+                broken.display()
+            )),
+            "{}",
+            refused.stderr
+        );
+        assert_eq!(std::fs::read(&broken).unwrap(), b"[{\"tool_name\": 1}]");
+
+        // The same server under another key in the file: the merge would break "one endpoint,
+        // one identity", so the merged catalog does not load and nothing is written.
+        let catalog = dir.join("catalog.json");
+        pin_into(&upstream, &catalog, &["--tool", "echo"]).await;
+        let rekeyed = std::fs::read_to_string(&catalog).unwrap().replace(
+            &upstream.spki_fingerprint().to_string(),
+            &DemoIdentity::generate()
+                .unwrap()
+                .spki_fingerprint()
+                .to_string(),
+        );
+        std::fs::write(&catalog, &rekeyed).unwrap();
+        let conflict = toolgate(&[
+            "pin",
+            upstream.url(),
+            "--prefix",
+            "demo.",
+            "--tool",
+            "add",
+            "--approved-by",
+            "me",
+            "--catalog",
+            path(&catalog),
+        ])
+        .await;
+        assert_eq!(conflict.code, 1, "{}", conflict.stderr);
+        assert!(
+            conflict.stderr.contains(&format!(
+                "toolgate: {}: the merged catalog would not load, so nothing was written: ",
+                catalog.display()
+            )),
+            "{}",
+            conflict.stderr
+        );
+        assert_eq!(std::fs::read_to_string(&catalog).unwrap(), rekeyed);
+
+        // A served name listed twice, and a nameless tool, cannot be pinned.
+        let echo = listed(&upstream).await[0].clone();
+        upstream.controls().set_tools(vec![echo.clone(), echo]);
+        let doubled = toolgate(&["pin", upstream.url(), "--approved-by", "me"]).await;
+        assert_eq!(doubled.code, 1);
+        assert_eq!(
+            doubled.stderr,
+            "toolgate: the server lists \"echo\" more than once, so its definition is ambiguous \
+             (the gateway would deny it); pin the others with --tool NAME\n"
+        );
+        upstream
+            .controls()
+            .set_tools(vec![json!({"description": "no name", "inputSchema": {}})]);
+        let nameless = toolgate(&["pin", upstream.url(), "--approved-by", "me"]).await;
+        assert_eq!(nameless.code, 1);
+        assert_eq!(
+            nameless.stderr,
+            "toolgate: the server lists a tool without a usable name (tool #0); pin the others \
+             with --tool NAME\n"
+        );
+        upstream.shutdown().await;
+    });
+}
+
+#[test]
+fn approve_refuses_a_missing_tool_and_skips_an_unchanged_one() {
+    run(async {
+        let upstream = upstream().await;
+        let dir = temp_dir("approve-missing");
+        let catalog = dir.join("catalog.json");
+        pin_into(&upstream, &catalog, &[]).await;
+        let unchanged = toolgate(&[
+            "catalog",
+            "approve",
+            path(&catalog),
+            "demo.add",
+            "--approved-by",
+            "me",
+        ])
+        .await;
+        assert_eq!(unchanged.code, 0, "{}", unchanged.stderr);
+        assert!(
+            unchanged.stdout.starts_with(
+                "unchanged \"demo.add\": the live definition is the approved one (sha256:"
+            ),
+            "{}",
+            unchanged.stdout
+        );
+        assert!(unchanged.stdout.ends_with("); nothing to approve\n"));
+
+        let before = std::fs::read(&catalog).unwrap();
+        upstream.controls().set_description("echo", "New text.");
+        assert!(upstream.controls().remove_tool("get_time"));
+        let refused = toolgate(&[
+            "catalog",
+            "approve",
+            path(&catalog),
+            "demo.echo",
+            "demo.get_time",
+            "--approved-by",
+            "me",
+        ])
+        .await;
+        assert_eq!(refused.code, 1, "{}", refused.stderr);
+        assert_eq!(
+            refused.stderr,
+            format!(
+                "toolgate: nothing approved, {} is unchanged:\n  \"demo.get_time\": refused, {} no \
+                 longer lists \"get_time\"\n",
+                catalog.display(),
+                upstream.url()
+            )
+        );
+        assert_eq!(std::fs::read(&catalog).unwrap(), before, "all or nothing");
+        let verify = toolgate(&["catalog", "verify", path(&catalog)]).await;
+        assert_eq!(verify.code, 1);
+        assert!(verify.stdout.contains(
+            "  missing   \"demo.get_time\" (\"get_time\"): the server does not list it\n"
+        ));
+        let invalid = dir.join("invalid.json");
+        std::fs::write(&invalid, b"{}").unwrap();
+        let bad = toolgate(&["catalog", "verify", path(&invalid)]).await;
+        assert_eq!(bad.code, 1, "{}", bad.stderr);
+        let absent = toolgate(&["catalog", "verify", path(&dir.join("absent.json"))]).await;
+        assert_eq!(absent.code, 2, "{}", absent.stderr);
+        upstream.shutdown().await;
+    });
+}
