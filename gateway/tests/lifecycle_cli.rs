@@ -982,6 +982,16 @@ fn pin_refusals_name_the_problem_and_write_nothing() {
             "toolgate: the server lists \"echo\" more than once, so its definition is ambiguous \
              (the gateway would deny it); pin the others with --tool NAME\n"
         );
+        upstream.controls().set_tools(Vec::new());
+        let empty = toolgate(&["pin", upstream.url(), "--approved-by", "me"]).await;
+        assert_eq!(empty.code, 1);
+        assert_eq!(
+            empty.stderr,
+            format!(
+                "toolgate: {} lists no tools, so nothing was pinned\n",
+                upstream.url()
+            )
+        );
         upstream
             .controls()
             .set_tools(vec![json!({"description": "no name", "inputSchema": {}})]);

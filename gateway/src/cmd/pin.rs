@@ -211,6 +211,11 @@ async fn observe_and_list(
                 }
             })?;
     let (selected, left_out) = select(&served, &args.tools)?;
+    if selected.is_empty() {
+        return Err(Failure::Invalid(format!(
+            "{url} lists no tools, so nothing was pinned"
+        )));
+    }
     let prefix = args.prefix.as_deref().unwrap_or("");
     let added_at = now_rfc3339();
     let server = server_json(url, &observation, spiffe_id.as_ref(), tls_trust);
