@@ -31,7 +31,8 @@ pub enum WordSpan {
 /// `added` parts the new one. A change separated from the next only by whitespace both sides
 /// share is shown as one change, which reads better than alternating fragments.
 ///
-/// `Display` writes unchanged text as it is, a change as `[-removed-]{+added+}`, and escapes
+/// `Display` writes unchanged text as it is (a run of more than a dozen words next to a change
+/// is cut to the dozen nearest it, with `…`), a change as `[-removed-]{+added+}`, and escapes
 /// what a terminal would not show as itself: `\n`, `\r`, `\t`, `\\`, and every other control,
 /// format, bidirectional, zero-width or tag character as `\u{XXXX}` (so an invisible injection
 /// is visible in the difference, and a hostile text cannot reorder or break the line).
@@ -102,9 +103,12 @@ impl WordDiff {
 
 impl fmt::Display for WordDiff {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for span in &self.spans {
+        let last = self.spans.len().saturating_sub(1);
+        for (index, span) in self.spans.iter().enumerate() {
             match span {
-                WordSpan::Same(text) => write_escaped(f, text)?,
+                WordSpan::Same(text) => {
+                    write_escaped(f, &shortened(text, index > 0, index < last))?;
+                }
                 WordSpan::Change { removed, added } => {
                     if !removed.is_empty() {
                         f.write_str("[-")?;
@@ -121,6 +125,72 @@ impl fmt::Display for WordDiff {
         }
         Ok(())
     }
+}
+
+/// How many unchanged words are shown next to a change; longer unchanged runs are cut to that
+/// much context, with `…` for the rest (every changed word is always shown).
+const CONTEXT_WORDS: usize = 12;
+
+/// Unchanged `text`, cut to [`CONTEXT_WORDS`] words after a change before it
+/// (`after_change`) and before a change after it (`before_change`), `…` marking what is left
+/// out. Short runs are kept whole.
+fn shortened(text: &str, after_change: bool, before_change: bool) -> std::borrow::Cow<'_, str> {
+    let words = tokens(text);
+    let word_count = words.iter().filter(|token| !is_space(token)).count();
+    let keep = CONTEXT_WORDS * (usize::from(after_change) + usize::from(before_change));
+    // Nothing to keep means no change at all: then the text is the point. A cut must save at
+    // least a context's worth of words to be worth the `…`.
+    if keep == 0 || word_count <= keep + CONTEXT_WORDS {
+        return text.into();
+    }
+    // Token positions: a word and the whitespace after it are two tokens.
+    let head_end = if after_change {
+        position_after_words(&words, CONTEXT_WORDS)
+    } else {
+        0
+    };
+    let tail_start = if before_change {
+        words.len() - position_after_words_from_end(&words, CONTEXT_WORDS)
+    } else {
+        words.len()
+    };
+    let mut out = String::new();
+    out.extend(words[..head_end].iter().copied());
+    out.push('…');
+    out.extend(words[tail_start..].iter().copied());
+    out.into()
+}
+
+fn is_space(token: &str) -> bool {
+    token.chars().all(char::is_whitespace)
+}
+
+/// The number of tokens from the start that hold `count` words and the whitespace around them.
+fn position_after_words(tokens: &[&str], count: usize) -> usize {
+    let mut words = 0;
+    for (index, token) in tokens.iter().enumerate() {
+        if !is_space(token) {
+            if words == count {
+                return index;
+            }
+            words += 1;
+        }
+    }
+    tokens.len()
+}
+
+/// The number of tokens from the end that hold `count` words and the whitespace around them.
+fn position_after_words_from_end(tokens: &[&str], count: usize) -> usize {
+    let mut words = 0;
+    for (index, token) in tokens.iter().rev().enumerate() {
+        if !is_space(token) {
+            if words == count {
+                return index;
+            }
+            words += 1;
+        }
+    }
+    tokens.len()
 }
 
 /// Writes `text` with the characters a terminal would not show as themselves escaped.
@@ -342,6 +412,32 @@ mod tests {
             }
         }
         assert_eq!((old.as_str(), new.as_str()), ("a b c d e", "a x c  e f"));
+    }
+
+    #[test]
+    fn long_unchanged_text_is_cut_to_the_context_of_each_change() {
+        let words: Vec<String> = (1..=60).map(|n| format!("w{n}")).collect();
+        let old = words.join(" ");
+        let new = old.replace("w30", "CHANGED");
+        assert_eq!(
+            shown(&old, &new),
+            "… w18 w19 w20 w21 w22 w23 w24 w25 w26 w27 w28 w29 [-w30-]{+CHANGED+} w31 w32 w33 \
+             w34 w35 w36 w37 w38 w39 w40 w41 w42 …"
+        );
+        // Between two changes, both contexts; a short run is kept whole.
+        let two = old.replace("w2 ", "x ").replace("w59", "y");
+        assert_eq!(
+            shown(&old, &two),
+            "w1 [-w2-]{+x+} w3 w4 w5 w6 w7 w8 w9 w10 w11 w12 w13 w14 … w47 w48 w49 w50 w51 w52 \
+             w53 w54 w55 w56 w57 w58 [-w59-]{+y+} w60"
+        );
+        // Up to two dozen words next to one change are shown whole.
+        let short: Vec<String> = (1..=24).map(|n| format!("w{n}")).collect();
+        let short = short.join(" ");
+        assert_eq!(
+            shown(&short, &format!("{short} end")),
+            format!("{short}{{+ end+}}")
+        );
     }
 
     #[test]
