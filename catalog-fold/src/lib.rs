@@ -1,5 +1,5 @@
-//! Fold per-tool digests into one MCP tool-catalog digest, read `tools/list` documents, and
-//! diff catalogs.
+//! Fold per-tool digests into one MCP tool-catalog digest, read `tools/list` documents, diff
+//! catalogs, and show what changed in one tool's definition ([`DefinitionDiff`]).
 //!
 //! This is sections 2 and 5 of the tool-catalog observed digest ("seed 000"): a relying party
 //! holding the `tools/list` a server served recomputes the catalog digest from the bytes, and
@@ -61,15 +61,19 @@
 #![deny(missing_docs)]
 
 mod catalog;
+mod definition_diff;
 mod diff;
 mod document;
 mod fold;
 mod requirement;
+mod word_diff;
 
 pub use crate::{
     catalog::{CatalogDigest, CatalogError, ToolError, ToolErrorReason},
+    definition_diff::{DefinitionChange, DefinitionDiff, escape_hidden_json},
     diff::{CatalogDiff, ChangedTool},
     document::{DocumentError, read_tools_document},
     fold::{Fold, MAX_FOLD_ENTRIES, OVERFLOW_KEY, fold},
     requirement::{ComponentRequirement, Outcome, PresentedComponent, evaluate},
+    word_diff::{WordDiff, WordSpan},
 };

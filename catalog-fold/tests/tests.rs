@@ -16,3 +16,5 @@ mod pinned;
 // The conformance corpus (corpus/): every value of digests.json and COMP-MCP-004..006 recomputed
 // from the catalog bytes through the libraries, and the seed 000 §8 properties on those bytes.
 mod corpus;
+// `DefinitionDiff`: exact output for text, schema and member changes; agreement with the digest.
+mod definition_diff;

@@ -11,6 +11,7 @@ use crate::cmd::demo::DemoArgs;
 #[cfg(feature = "demo")]
 use crate::cmd::demo_upstream::DemoUpstreamArgs;
 use crate::cmd::identity::IdentityArgs;
+use crate::cmd::pin::PinArgs;
 use crate::cmd::serve::ServeArgs;
 
 /// Tool identity for the Model Context Protocol: digests, catalog checks and a pinning gateway.
@@ -29,11 +30,14 @@ pub(crate) enum Command {
     Key(KeyArgs),
     /// The RFC 8785 canonical bytes of a JSON document.
     Jcs(JcsArgs),
-    /// Compare two tools/list documents tool by tool.
+    /// Compare two tools/list documents tool by tool, with what changed in each changed
+    /// definition (text word by word, other members by JSON Pointer).
     Diff(DiffArgs),
     /// What an upstream server presents in its TLS handshake: the values to pin.
     Identity(IdentityArgs),
-    /// Check a catalog file: bindings, collisions, warnings and its measurement.
+    /// Trust a server on first use: observe its identity and tools/list, write catalog entries.
+    Pin(PinArgs),
+    /// Check a catalog file; verify it against the live servers; approve changed definitions.
     Catalog(CatalogArgs),
     /// Run the gateway.
     Serve(ServeArgs),
@@ -88,7 +92,7 @@ pub(crate) struct DiffArgs {
     /// The catalog as it is now.
     #[arg(value_name = "NEW")]
     pub(crate) new: PathBuf,
-    /// Print one JSON object instead of lines.
+    /// Print one JSON object instead of lines; each changed tool carries its "changes".
     #[arg(long)]
     pub(crate) json: bool,
     /// Profile label of the derivation (see `toolgate digest --help`).

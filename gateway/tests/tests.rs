@@ -62,3 +62,6 @@ mod catalog_identity_cli;
 
 // SPIFFE identity end to end: an SVID upstream, spiffe_id bindings, bundles, serve --spiffe-bundle.
 mod e2e_spiffe;
+
+// `toolgate pin`, `catalog verify` and `catalog approve` as processes against the demo upstream over TLS.
+mod lifecycle_cli;

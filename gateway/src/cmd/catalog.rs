@@ -1,5 +1,6 @@
 //! `toolgate catalog check FILE [--json]`: load a catalog as the gateway would, and say whether
-//! it holds (DESIGN.md §4, §6; seed 003 §2–3).
+//! it holds (DESIGN.md §4, §6; seed 003 §2–3). `catalog verify` and `catalog approve` are in
+//! their own modules.
 //!
 //! Exit 0 with a summary for a valid catalog (warnings go to stderr and do not fail it); exit 1
 //! with every error on stderr for an invalid one; exit 2 when the file cannot be read.
@@ -9,6 +10,8 @@ use std::path::PathBuf;
 
 use catalog_store::{Catalog, CatalogError, CatalogLoadError};
 
+use crate::cmd::catalog_approve::CatalogApproveArgs;
+use crate::cmd::catalog_verify::CatalogVerifyArgs;
 use crate::cmd::common::json_string;
 use crate::input::{display_name, read_input};
 use crate::outcome::{Failure, Verdict, stdout_error};
@@ -26,6 +29,13 @@ pub(crate) enum CatalogCommand {
     /// Validate a catalog file: schema, identity anchors, URLs, definition hashes, duplicate
     /// tool names. Prints tools, servers, warnings and the catalog measurement.
     Check(CatalogCheckArgs),
+    /// Reach every server with its pinned identity and compare each live definition with the
+    /// approved one: ok, changed (with the difference), missing; unpinned tools and identity
+    /// mismatches per server. Exit 0 all match, 1 drift or mismatch, 2 a server unreachable.
+    Verify(CatalogVerifyArgs),
+    /// Show each named tool's difference, then rewrite only those entries with the live
+    /// definition (atomically); refused when a server's identity does not match.
+    Approve(CatalogApproveArgs),
 }
 
 /// `toolgate catalog check`
@@ -43,6 +53,8 @@ pub(crate) struct CatalogCheckArgs {
 pub(crate) fn run(args: &CatalogArgs) -> Result<Verdict, Failure> {
     match &args.command {
         CatalogCommand::Check(check) => run_check(check),
+        CatalogCommand::Verify(verify) => crate::cmd::catalog_verify::run(verify),
+        CatalogCommand::Approve(approve) => crate::cmd::catalog_approve::run(approve),
     }
 }
 

@@ -4,6 +4,7 @@ use std::path::Path;
 
 use catalog_fold::{CatalogDigest, read_tools_document};
 use jcs_digest::Profile;
+use serde_json::Value;
 
 use crate::input::{display_name, read_input};
 use crate::outcome::Failure;
@@ -21,15 +22,39 @@ pub(crate) fn profile_from_label(label: Option<&str>) -> Result<Profile, Failure
 /// Reads a tools/list document and digests it. An unreadable file is a usage failure (exit 2);
 /// a document that is not a catalog, or a tool that has no digest, is an invalid input (exit 1).
 pub(crate) fn digest_file(path: &Path, profile: Profile) -> Result<CatalogDigest, Failure> {
+    digest_tools(path, &read_tools_file(path)?, profile)
+}
+
+/// Reads the tool definitions of a tools/list document (exit 2 when unreadable, 1 when it is
+/// not a tools/list document).
+pub(crate) fn read_tools_file(path: &Path) -> Result<Vec<Value>, Failure> {
     let bytes = read_input(path)?;
-    let name = display_name(path);
-    let tools =
-        read_tools_document(&bytes).map_err(|e| Failure::Invalid(format!("{name}: {e}")))?;
-    CatalogDigest::compute(&tools, profile).map_err(|e| Failure::Invalid(format!("{name}: {e}")))
+    read_tools_document(&bytes)
+        .map_err(|e| Failure::Invalid(format!("{}: {e}", display_name(path))))
+}
+
+/// Digests the definitions read from `path` (a tool without a digest is exit 1).
+pub(crate) fn digest_tools(
+    path: &Path,
+    tools: &[Value],
+    profile: Profile,
+) -> Result<CatalogDigest, Failure> {
+    CatalogDigest::compute(tools, profile)
+        .map_err(|e| Failure::Invalid(format!("{}: {e}", display_name(path))))
 }
 
 /// A JSON string literal (serde_json's escaping) for hand-assembled JSON output whose member
 /// order we want to keep as documented.
 pub(crate) fn json_string(text: &str) -> String {
     serde_json::Value::String(text.to_owned()).to_string()
+}
+
+/// Writes `text` to standard output and flushes it (a closed pipe exits quietly).
+pub(crate) fn write_stdout(text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(text.as_bytes())
+        .map_err(crate::outcome::stdout_error)?;
+    stdout.flush().map_err(crate::outcome::stdout_error)
 }

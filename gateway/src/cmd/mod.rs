@@ -3,8 +3,12 @@
 use crate::cli::Command;
 use crate::outcome::{Failure, Verdict};
 
+mod approval;
 pub(crate) mod audit;
 pub(crate) mod catalog;
+mod catalog_approve;
+mod catalog_text;
+mod catalog_verify;
 mod common;
 #[cfg(feature = "demo")]
 pub(crate) mod demo;
@@ -13,8 +17,11 @@ pub(crate) mod demo_upstream;
 mod diff;
 mod digest;
 pub(crate) mod identity;
+mod invisible;
 mod jcs;
 mod key;
+pub(crate) mod pin;
+mod reach;
 pub(crate) mod serve;
 
 pub(crate) fn run(command: Command) -> Result<Verdict, Failure> {
@@ -24,6 +31,7 @@ pub(crate) fn run(command: Command) -> Result<Verdict, Failure> {
         Command::Jcs(args) => jcs::run(&args),
         Command::Diff(args) => diff::run(&args),
         Command::Identity(args) => identity::run(&args),
+        Command::Pin(args) => pin::run(&args),
         Command::Catalog(args) => catalog::run(&args),
         Command::Serve(args) => serve::run(&args),
         Command::Audit(args) => audit::run(&args),

@@ -257,7 +257,7 @@ fn invalid_duration(option: &str, text: &str) -> Failure {
 }
 
 /// The `--ca` files, or the system bundle when none is given.
-fn trust_roots(files: &[PathBuf]) -> Result<RootCertStore, Failure> {
+pub(crate) fn trust_roots(files: &[PathBuf]) -> Result<RootCertStore, Failure> {
     if files.is_empty() {
         let mut roots = RootCertStore::empty();
         match std::fs::read(SYSTEM_BUNDLE) {
@@ -283,7 +283,7 @@ fn trust_roots(files: &[PathBuf]) -> Result<RootCertStore, Failure> {
 }
 
 /// `DOMAIN=FILE` pairs: PEM, or SPIFFE bundle JSON when the file name ends in `.json`.
-fn spiffe_bundles(pairs: &[String]) -> Result<TrustBundles, Failure> {
+pub(crate) fn spiffe_bundles(pairs: &[String]) -> Result<TrustBundles, Failure> {
     let mut bundles = TrustBundles::new();
     for pair in pairs {
         let Some((domain, file)) = pair.split_once('=') else {
