@@ -11,6 +11,8 @@ use clap::Parser;
 mod cli;
 mod cmd;
 mod input;
+// The socket half of observing a server (server-identity does no I/O).
+mod observe;
 mod outcome;
 
 use outcome::Verdict;

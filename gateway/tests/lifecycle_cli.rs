@@ -64,9 +64,12 @@ async fn serve_and_echo(catalog: &Path, dir: &Path, text: &str) -> Vec<Value> {
 
 /// What the upstream lists now, read under its key pin.
 async fn listed(upstream: &RunningUpstream) -> Vec<Value> {
-    observe_tools(upstream.url(), &upstream.spki_fingerprint())
-        .await
-        .unwrap()
+    observe_tools(
+        &upstream.url().parse().unwrap(),
+        &upstream.spki_fingerprint(),
+    )
+    .await
+    .unwrap()
 }
 
 fn path(path: &Path) -> &str {
@@ -138,7 +141,9 @@ fn pin_writes_a_catalog_that_checks_and_serves_and_says_it_trusts_on_first_use()
 
         // Complete entries: served name, prefixed name, the six members and their hash.
         let catalog: Value = serde_json::from_str(&pinned.stdout).unwrap();
-        let listed = observe_tools(upstream.url(), &pin).await.unwrap();
+        let listed = observe_tools(&upstream.url().parse().unwrap(), &pin)
+            .await
+            .unwrap();
         let entries = catalog.as_array().unwrap();
         assert_eq!(entries.len(), 3);
         let echo = &entries[0];
@@ -905,12 +910,10 @@ fn pin_refusals_name_the_problem_and_write_nothing() {
         );
         let plain = toolgate(&["pin", "http://127.0.0.1:1/mcp", "--approved-by", "me"]).await;
         assert_eq!(plain.code, 2);
-        assert!(
-            plain
-                .stderr
-                .starts_with("toolgate: cannot observe http://127.0.0.1:1/mcp: invalid URL"),
-            "{}",
-            plain.stderr
+        assert_eq!(
+            plain.stderr,
+            "toolgate: invalid URL `http://127.0.0.1:1/mcp`: the scheme is \"http\", not \"https\"; \
+             write the URL as https://... (lowercase; upstreams are reached over pinned TLS only)\n"
         );
 
         // A catalog that does not load is not merged into.

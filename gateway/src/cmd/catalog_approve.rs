@@ -95,7 +95,7 @@ pub(crate) fn run(args: &CatalogApproveArgs) -> Result<Verdict, Failure> {
                 let lines = mismatch_lines(server.binding(), error, presented.as_deref());
                 refusals.push(format!(
                     "{name:?}: refused, {} is not the pinned server:\n    {}",
-                    server.binding().url(),
+                    server.binding().location_text(),
                     lines.join("\n    ")
                 ));
                 continue;
@@ -114,12 +114,12 @@ pub(crate) fn run(args: &CatalogApproveArgs) -> Result<Verdict, Failure> {
             }
             ToolState::Missing => refusals.push(format!(
                 "{name:?}: refused, {} no longer lists {:?}",
-                server.binding().url(),
+                server.binding().location_text(),
                 entry.upstream_name()
             )),
             ToolState::Doubled => refusals.push(format!(
                 "{name:?}: refused, {} lists {:?} more than once",
-                server.binding().url(),
+                server.binding().location_text(),
                 entry.upstream_name()
             )),
             ToolState::Changed {

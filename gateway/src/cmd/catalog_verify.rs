@@ -61,8 +61,14 @@ pub(crate) async fn reach_server(
     trust: &Trust,
     timeout: Duration,
 ) -> Reached {
-    let url = binding.url();
-    match list_tools(url, binding.anchors(), trust, timeout).await {
+    let Some(network) = binding.network() else {
+        return Reached::Unreachable(format!(
+            "{}: local (stdio) servers are not reached by this command yet",
+            binding.location_text()
+        ));
+    };
+    let url = network.url();
+    match list_tools(url, network.anchors(), trust, timeout).await {
         Ok(tools) => Reached::Listed(tools),
         Err(ListFailure::Identity(error)) => {
             let presented = tokio::time::timeout(timeout, observe_identity(url, &trust.roots))
@@ -178,6 +184,9 @@ pub(crate) fn mismatch_lines(
 }
 
 fn expected_text(binding: &ServerBinding) -> String {
+    let Some(binding) = binding.network() else {
+        return binding.location_text();
+    };
     let mut parts = Vec::new();
     if let Some(pin) = binding.tls_fingerprint() {
         parts.push(format!(
@@ -211,14 +220,15 @@ fn mismatch_json(
     error: &IdentityError,
     presented: Option<&Observation>,
 ) -> Value {
+    let network = binding.network();
     json!({
         "anchor": error.anchor().to_string(),
         "message": error.to_string(),
         "expected": {
-            "tls_fingerprint": binding.tls_fingerprint().map(ToString::to_string),
-            "backup_fingerprints": binding.backup_fingerprints().iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "spiffe_id": binding.spiffe_id().map(ToString::to_string),
-            "rotation_mode": binding.rotation_mode().to_string(),
+            "tls_fingerprint": network.and_then(|n| n.tls_fingerprint()).map(ToString::to_string),
+            "backup_fingerprints": network.map(|n| n.backup_fingerprints()).unwrap_or_default().iter().map(ToString::to_string).collect::<Vec<_>>(),
+            "spiffe_id": network.and_then(|n| n.spiffe_id()).map(ToString::to_string),
+            "rotation_mode": network.map(|n| n.rotation_mode().to_string()),
         },
         "presented": presented.map(|seen| json!({
             "spki_sha256": seen.spki_sha256.to_string(),
@@ -334,12 +344,12 @@ fn report_server(
         .iter()
         .filter_map(|name| catalog.lookup(name))
         .collect();
-    let mut text = binding.url().to_owned();
+    let mut text = binding.location_text();
     if let Some(name) = binding.display_name() {
         text.push_str(&format!(" ({name})"));
     }
     let mut json = json!({
-        "url": binding.url(),
+        "url": binding.network().map(|network| network.url().as_str()),
         "display_name": binding.display_name(),
         "identity": Value::Null,
         "identity_mismatch": Value::Null,

@@ -10,10 +10,7 @@ use server_identity::{Observation, roots_from_pem};
 
 use crate::outcome::{Failure, Verdict, stdout_error};
 
-// The socket half of observing (server-identity does no I/O). A child of this command, its only
-// user; the file sits at `src/observe.rs`.
-#[path = "../observe.rs"]
-mod observe;
+use crate::observe;
 
 /// The system trust store used for `chain_valid` when `--ca` is not given.
 const SYSTEM_ROOTS: &str = "/etc/ssl/certs/ca-certificates.crt";

@@ -6,7 +6,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use catalog_store::Catalog;
+use catalog_store::{Catalog, UpstreamUrl};
 use serde_json::{Map, Value, json};
 use server_identity::{Observation, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
 
@@ -73,6 +73,9 @@ pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
                 .to_owned(),
         ));
     };
+    let url: UpstreamUrl = url
+        .parse()
+        .map_err(|problem| Failure::Usage(format!("invalid URL `{url}`: {problem}")))?;
     check_approver(&args.approved_by)?;
     let (trust, timeout) = args.reach.parse()?;
     // The file is read (and must load) before the server is reached: a broken catalog is
@@ -82,7 +85,7 @@ pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
         None => None,
     };
 
-    let pinned = runtime()?.block_on(observe_and_list(args, url, &trust, timeout))?;
+    let pinned = runtime()?.block_on(observe_and_list(args, &url, &trust, timeout))?;
     let new_text = new_document(&pinned.entries);
     // Whatever is written must load: pin never produces a catalog the gateway refuses.
     Catalog::from_slice(new_text.as_bytes())
@@ -90,7 +93,7 @@ pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
     if let (Some(path), Some((catalog, _))) = (&args.catalog, &existing) {
         refuse_collisions(path, catalog, &pinned.entries)?;
     }
-    report(url, &pinned);
+    report(url.as_str(), &pinned);
 
     let Some(path) = &args.catalog else {
         write_stdout(&new_text)?;
@@ -125,7 +128,7 @@ pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
         if kept == 1 { "y" } else { "ies" },
     );
     if args.json {
-        write_stdout(&format!("{}\n", summary_json(url, path, &pinned)))?;
+        write_stdout(&format!("{}\n", summary_json(url.as_str(), path, &pinned)))?;
     }
     Ok(Verdict::Pass)
 }
@@ -161,7 +164,7 @@ fn read_existing(path: &Path) -> Result<Option<(Catalog, CatalogText)>, Failure>
 
 async fn observe_and_list(
     args: &PinArgs,
-    url: &str,
+    url: &UpstreamUrl,
     trust: &Trust,
     timeout: Duration,
 ) -> Result<Pinned, Failure> {
@@ -218,7 +221,7 @@ async fn observe_and_list(
     }
     let prefix = args.prefix.as_deref().unwrap_or("");
     let added_at = now_rfc3339();
-    let server = server_json(url, &observation, spiffe_id.as_ref(), tls_trust);
+    let server = server_json(url.as_str(), &observation, spiffe_id.as_ref(), tls_trust);
     let mut entries = Vec::with_capacity(selected.len());
     let mut warnings = Vec::new();
     for tool in selected {
@@ -340,7 +343,7 @@ fn refuse_collisions(path: &Path, catalog: &Catalog, entries: &[Value]) -> Resul
             let held = catalog.lookup(name)?;
             Some(format!(
                 "  - {name:?}: already bound to {} (entry {})",
-                held.server().url(),
+                held.server().location_text(),
                 catalog
                     .entries()
                     .iter()

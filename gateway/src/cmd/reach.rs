@@ -10,9 +10,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use catalog_store::UpstreamUrl;
 use serde_json::Value;
 use server_identity::rustls::RootCertStore;
-use server_identity::{IdentityError, Observation, ObserveError, ServerAnchors, TrustBundles};
+use server_identity::{IdentityError, Observation, ServerAnchors, TrustBundles};
+
+use crate::observe::ObserveError;
 use toolgate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
 
 use crate::cmd::serve::{parse_duration, spiffe_bundles, trust_roots};
@@ -59,13 +62,12 @@ impl Trust {
 }
 
 /// What the server at `url` presents, trusting nothing, with whether its chain validates to
-/// `roots` for the URL's host. The one place the observing connection is made: point it at
-/// the gateway's own observation code when that moves (it is `server_identity::observe` now).
+/// `roots` for the URL's host.
 pub(crate) async fn observe_identity(
-    url: &str,
+    url: &UpstreamUrl,
     roots: &Arc<RootCertStore>,
 ) -> Result<Observation, ObserveError> {
-    server_identity::observe(url, Some(roots.clone())).await
+    crate::observe::observe(url, Some(roots.clone())).await
 }
 
 /// Why a listing under given anchors failed.
@@ -88,7 +90,7 @@ impl ListFailure {
 /// Every tool the server at `url` lists (every page, either protocol generation), over
 /// connections whose handshake enforces `anchors`; the whole listing bounded by `timeout`.
 pub(crate) async fn list_tools(
-    url: &str,
+    url: &UpstreamUrl,
     anchors: &ServerAnchors,
     trust: &Trust,
     timeout: Duration,
@@ -102,7 +104,7 @@ pub(crate) async fn list_tools(
         listen_for_notifications: false,
         ..UpstreamOptions::default()
     };
-    let client = UpstreamClient::new(url, tls, options).map_err(ListFailure::of)?;
+    let client = UpstreamClient::new(url, tls, options);
     match tokio::time::timeout(timeout, client.list_tools()).await {
         Ok(listed) => listed.map_err(ListFailure::of),
         Err(_) => Err(ListFailure::Unavailable(format!(
