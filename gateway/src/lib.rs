@@ -38,7 +38,7 @@
 //! let catalog = Catalog::from_slice(&serde_json::to_vec(&[entry])?)?;
 //! let log = std::env::temp_dir().join(format!("toolgate-doc-{}.jsonl", std::process::id()));
 //! # let _ = std::fs::remove_file(&log);
-//! let audit = Arc::new(AuditLog::open(&log, &catalog.measurement().digest())?);
+//! let audit = Arc::new(AuditLog::open(&log, catalog.measurement())?);
 //! let options = RouterOptions::new(Arc::new(RootCertStore::empty()));
 //! let router = Arc::new(Router::new(catalog, options, audit)?);
 //!

@@ -135,7 +135,7 @@ impl Harness {
         let audit_path = setup
             .audit_path
             .unwrap_or_else(|| temp_dir("audit").join("audit.jsonl"));
-        let audit = Arc::new(AuditLog::open(&audit_path, &measurement).unwrap());
+        let audit = Arc::new(AuditLog::open(&audit_path, catalog.measurement()).unwrap());
         let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
         options.freshness = setup.freshness;
         options.upstream = setup.upstream_options;
@@ -296,6 +296,11 @@ impl ServeProcess {
             child,
             url: format!("http://{listen}{MCP_PATH}"),
         }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// A client that has completed `initialize`, retrying while the process starts (bounded);

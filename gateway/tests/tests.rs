@@ -42,6 +42,9 @@ mod definition_check;
 // demo upstream (ignored here: they need the peers; interop/run.sh runs them).
 mod upstream_interop;
 
+// The audit log under `toolgate serve`: one writer per log, a full disk (tmpfs), --audit-key.
+mod audit_serve;
+
 // `toolgate audit verify`: exit codes 0/1/2, text and JSON, `--catalog`, tampered logs.
 mod audit_cli;
 

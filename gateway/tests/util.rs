@@ -66,3 +66,27 @@ pub fn drifted_deepwiki() -> String {
         serde_json::to_string_pretty(&tools).unwrap().as_bytes(),
     )
 }
+
+/// The measurement of a one-entry catalog (catalog-store's crate example) whose tool is named
+/// `tool_name`: distinct names give distinct measurements.
+pub fn example_measurement(tool_name: &str) -> catalog_store::CatalogMeasurement {
+    let catalog = EXAMPLE_CATALOG.replace("crm.query", tool_name);
+    catalog_store::Catalog::from_slice(catalog.as_bytes())
+        .unwrap()
+        .measurement()
+        .clone()
+}
+
+/// The catalog of catalog-store's crate example: one valid entry.
+pub const EXAMPLE_CATALOG: &str = r#"[{
+    "tool_name": "crm.query",
+    "upstream_name": "query",
+    "server": {
+        "url": "https://crm.example.com/mcp",
+        "tls_fingerprint": "SHA256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+    },
+    "approved_definition": {"description": "Query CRM records", "input_schema": {"type": "object"}},
+    "definition_hash": "sha256:d27e33c778705256484428f8af088870389f4e23b9cd2265971c03d9142f38d8",
+    "added_at": "2026-06-01T00:00:00Z",
+    "approved_by": "security@example.com"
+}]"#;

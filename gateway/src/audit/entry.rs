@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime};
 use jcs_digest::{CanonicalizeError, Digest, canonicalize};
 use serde_json::Value;
 
+use crate::audit::arguments::ArgumentsDigest;
 use crate::audit::time::rfc3339_utc;
 
 /// Why a call was denied (DESIGN.md §5): the `error.data.reason` a client receives, and the
@@ -137,9 +138,10 @@ pub struct CallRecord {
     pub decision: Decision,
     /// A short human-readable detail (the denial message, or the upstream's error).
     pub detail: String,
-    /// The RFC 8785 digest of the call's `arguments` ([`arguments_digest`]); `None` when the call
-    /// had no arguments.
-    pub arguments: Option<Digest>,
+    /// The digest of the call's `arguments` ([`ArgumentsDigest::of`], or
+    /// [`AuditLog::arguments_digest`](super::AuditLog::arguments_digest) with the log's key), or
+    /// why there is none; `None` when the call had no arguments.
+    pub arguments: Option<ArgumentsDigest>,
     /// The client's `Mcp-Session-Id`, when it has one.
     pub session_id: Option<String>,
     /// The JSON-RPC `id` of the client's request.
@@ -169,7 +171,8 @@ impl CallRecord {
     }
 }
 
-/// The digest an audit entry holds for a call's arguments: SHA-256 of their RFC 8785 form.
+/// The unkeyed digest of a call's arguments: SHA-256 of their RFC 8785 form (what
+/// [`ArgumentsDigest::Sha256`] holds).
 ///
 /// # Errors
 ///
@@ -219,7 +222,12 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'stat
     let latency_us = u64::try_from(record.latency.as_micros())
         .unwrap_or(u64::MAX)
         .min(MAX_SAFE_INTEGER);
-    vec![
+    let arguments_digest = record
+        .arguments
+        .as_ref()
+        .and_then(ArgumentsDigest::text)
+        .map_or(Value::Null, Value::from);
+    let mut members = vec![
         ("time", rfc3339_utc(time).into()),
         ("event", EVENT_CALL.into()),
         ("tool", bounded(&record.tool, MAX_NAME).into()),
@@ -230,11 +238,18 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'stat
         ("observed_definition", digest(&record.observed_definition)),
         ("decision", record.decision.as_str().into()),
         ("detail", bounded(&record.detail, MAX_DETAIL).into()),
-        ("arguments_digest", digest(&record.arguments)),
+        ("arguments_digest", arguments_digest),
+    ];
+    // Only when there were arguments that could not be digested: a `null` digest then says why.
+    if let Some(ArgumentsDigest::NotComputable(reason)) = &record.arguments {
+        members.push(("arguments_not_digested", bounded(reason, MAX_DETAIL).into()));
+    }
+    members.extend([
         ("session_id", text(&record.session_id, MAX_SESSION)),
         ("request_id", request_id(record.request_id.as_ref())),
         ("latency_us", latency_us.into()),
-    ]
+    ]);
+    members
 }
 
 /// The members of a `gateway_started` entry: the catalog measurement now in force, and the one

@@ -10,7 +10,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use server_identity::TrustBundles;
 use server_identity::rustls::RootCertStore;
-use toolgate::audit::AuditLog;
+use toolgate::audit::{ArgumentKey, AuditLog, AuditOptions};
 use toolgate::definition_check::Freshness;
 use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, ServerOptions};
@@ -43,9 +43,20 @@ pub(crate) struct ServeOptionArgs {
         conflicts_with = "stdio"
     )]
     pub(crate) listen: SocketAddr,
-    /// The audit log (JSON Lines, hash-chained); appended to when it exists.
+    /// The audit log (JSON Lines, hash-chained); appended to when it exists. The gateway holds
+    /// an exclusive lock on it while it runs: a second gateway on the same file exits 2, naming
+    /// the process that holds it.
     #[arg(long, value_name = "FILE")]
     pub(crate) audit: PathBuf,
+    /// Key the audit log's argument digests with HMAC-SHA-256 (`hmac-sha256:…`), so that
+    /// low-entropy arguments cannot be found by hashing guesses. FILE holds at least 32 bytes,
+    /// used exactly as they are (`head -c 32 /dev/urandom > FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) audit_key: Option<PathBuf>,
+    /// How long writing and syncing an audit entry may take; past it the call is refused
+    /// (-32603, not forwarded) and so is every later call.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub(crate) audit_deadline: String,
     /// Serve one client on standard input and output (newline-delimited JSON-RPC) instead of
     /// HTTP; logs go to standard error.
     #[arg(long)]
@@ -154,8 +165,14 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
         _ => None,
     };
 
+    let mut audit_options = AuditOptions::new();
+    audit_options.write_deadline(parse_duration("--audit-deadline", &args.audit_deadline)?);
+    if let Some(key) = &args.audit_key {
+        let key = ArgumentKey::read(key).map_err(|error| Failure::Usage(error.to_string()))?;
+        audit_options.argument_key(key);
+    }
     let measurement = catalog.measurement().digest();
-    let audit = AuditLog::open(&args.audit, &measurement)
+    let audit = AuditLog::open_with(&args.audit, catalog.measurement(), &audit_options)
         .map_err(|error| Failure::Usage(error.to_string()))?;
     let audit = Arc::new(audit);
     let tools = catalog.entries().len();

@@ -145,7 +145,8 @@ pub async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, DemoError> 
     // The gateway, in-process, with its audit log.
     let audit_path = directory.join("audit.jsonl");
     let audit = Arc::new(
-        AuditLog::open(&audit_path, &measurement).map_err(|e| setup("open the audit log")(&e))?,
+        AuditLog::open(&audit_path, catalog.measurement())
+            .map_err(|e| setup("open the audit log")(&e))?,
     );
     // No idle connections are kept: every call makes a new TLS connection, verified in its
     // handshake, so the impostor step meets whoever answers at the address now. (A pooled

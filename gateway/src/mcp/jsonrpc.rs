@@ -175,6 +175,10 @@ pub enum MessageErrorKind {
     /// integers, invalid UTF-8, excessive nesting, …).
     #[error("the message is not valid JSON: {0}")]
     Json(#[from] jcs_digest::StrictJsonError),
+    /// Not well-formed JSON (duplicate member names, nesting, syntax), found by the reading
+    /// that carries large integers ([`Message::from_slice_carried`]).
+    #[error("the message is not valid JSON: {0}")]
+    Malformed(String),
     /// A JSON array: a batch.
     #[error("JSON-RPC batches are not supported; send one message per request")]
     Batch,
@@ -236,7 +240,7 @@ impl MessageError {
     /// The JSON-RPC error code for answering it: -32700 for unreadable JSON, -32600 otherwise.
     pub fn code(&self) -> i64 {
         match self.kind {
-            MessageErrorKind::Json(_) => error_codes::PARSE_ERROR,
+            MessageErrorKind::Json(_) | MessageErrorKind::Malformed(_) => error_codes::PARSE_ERROR,
             _ => error_codes::INVALID_REQUEST,
         }
     }
@@ -281,6 +285,29 @@ impl Message {
     pub fn from_slice(bytes: &[u8]) -> Result<Message, MessageError> {
         let value = jcs_digest::parse_strict(bytes)
             .map_err(|error| MessageError::new(MessageErrorKind::Json(error), None))?;
+        Message::from_value(value)
+    }
+
+    /// Reads one message from a client whose parameters the gateway only carries: as
+    /// [`Message::from_slice`], except that an integer beyond ±(2^53−1) (in a tool call's
+    /// arguments, say) is kept rather than refused; duplicate member names, invalid UTF-8 and
+    /// excessive nesting are still refused (DESIGN.md §5, "Pass-through data is not
+    /// rewritten").
+    ///
+    /// # Errors
+    ///
+    /// As [`Message::from_slice`]; [`MessageErrorKind::Malformed`] for what the range-tolerant
+    /// reading refuses.
+    pub fn from_slice_carried(bytes: &[u8]) -> Result<Message, MessageError> {
+        let value = super::carried::parse_carried(bytes).map_err(|error| {
+            let kind = match error {
+                super::carried::CarriedError::Strict(error) => MessageErrorKind::Json(error),
+                super::carried::CarriedError::Lenient(message) => {
+                    MessageErrorKind::Malformed(message)
+                }
+            };
+            MessageError::new(kind, None)
+        })?;
         Message::from_value(value)
     }
 

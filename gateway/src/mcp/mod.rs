@@ -7,6 +7,7 @@
 //! refused, never resolved to the first or last copy, because the gateway is a security
 //! boundary and two readers of the same bytes must not see two different requests.
 
+mod carried;
 mod header_value;
 mod jsonrpc;
 mod meta;

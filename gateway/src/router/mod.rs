@@ -47,9 +47,7 @@ use serde_json::{Map, Value};
 use server_identity::rustls::RootCertStore;
 use server_identity::{IdentityError, TrustBundles};
 
-use crate::audit::{
-    AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity, arguments_digest,
-};
+use crate::audit::{AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity};
 use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
 use crate::mcp::{ErrorObject, error_codes};
 use crate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
@@ -256,7 +254,7 @@ impl Router {
         let arguments_value = call_arguments.map(Value::Object);
         let arguments = arguments_value
             .as_ref()
-            .and_then(|arguments| arguments_digest(arguments).ok());
+            .map(|arguments| self.audit.arguments_digest(arguments));
         let base = CallRecord {
             arguments,
             session_id,

@@ -160,7 +160,7 @@ async fn post(gateway: &Gateway, request: http::Request<Incoming>) -> HttpRespon
             Ok(Ok(collected)) => collected.to_bytes(),
         };
 
-    let message = match Message::from_slice(&bytes) {
+    let message = match Message::from_slice_carried(&bytes) {
         Ok(message) => message,
         Err(error) => {
             return json_response(gateway, StatusCode::BAD_REQUEST, error.to_response(), None);

@@ -72,7 +72,7 @@ where
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
-        let request = match Message::from_slice(&line) {
+        let request = match Message::from_slice_carried(&line) {
             Ok(Message::Request(request)) => request,
             Ok(Message::Notification(_) | Message::Response(_)) => continue,
             Err(error) => {
