@@ -29,6 +29,10 @@ mod e2e_audit;
 // The client-facing transport: Host/Origin, -32020, sessions, sizes, pagination, stdio.
 mod server_protocol;
 
+// Client-side limits: header timeout, per-address connection and session caps, the byte budget,
+// the Host checks, unsupported versions and malformed Mcp-Name, over raw loopback HTTP/1.1.
+mod server_limits;
+
 // `toolgate demo`, in-process.
 mod e2e_demo;
 
