@@ -42,12 +42,18 @@ pub fn material(relative: &str) -> String {
     path.to_str().unwrap().to_owned()
 }
 
-/// Writes `bytes` to a fresh file under cargo's per-test temporary directory.
+/// Writes `bytes` to a file under cargo's per-test temporary directory. The file appears whole
+/// (written aside, then renamed): tests running at once may write the same name, and a reader
+/// must never see it half written.
 pub fn temp_file(name: &str, bytes: &[u8]) -> String {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("toolgate-cli");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let aside = dir.join(format!(".{name}.{}.{n}", std::process::id()));
+    std::fs::write(&aside, bytes).unwrap();
+    std::fs::rename(&aside, &path).unwrap();
     path.to_str().unwrap().to_owned()
 }
 
