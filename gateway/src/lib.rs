@@ -4,7 +4,8 @@
 //! The `toolgate` program is a thin command line over this library and the workspace's other
 //! crates. The pieces: [`upstream`] speaks MCP Streamable HTTP to a pinned upstream;
 //! [`definition_check`] compares live definitions with approved digests; [`audit`] keeps the
-//! hash-chained decision log; [`router`] runs the `tools/call` steps in order; [`server`] serves
+//! hash-chained decision log; [`denial`] is the one vocabulary of a refusal (reason, code, HTTP
+//! status); [`router`] runs the `tools/call` steps in order; [`server`] serves
 //! MCP clients over HTTP and stdio; [`demo`] and [`demo_upstream`] make the one-command demo.
 //!
 //! # Example
@@ -76,6 +77,7 @@ pub mod audit;
 pub mod definition_check;
 pub mod demo;
 pub mod demo_upstream;
+pub mod denial;
 pub mod mcp;
 pub mod router;
 pub mod server;

@@ -9,53 +9,7 @@ use serde_json::Value;
 
 use crate::audit::arguments::ArgumentsDigest;
 use crate::audit::time::rfc3339_utc;
-
-/// Why a call was denied (DESIGN.md §5): the `error.data.reason` a client receives, and the
-/// `decision` the audit entry records.
-#[non_exhaustive]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DenialReason {
-    /// The tool name is not in the catalog (seed 003 §4, step 2).
-    ToolNotInCatalog,
-    /// The upstream did not present the pinned key, certificate or SPIFFE ID (step 8).
-    IdentityMismatch,
-    /// The live definition does not hash to the approved digest, or the tool is absent from the
-    /// upstream's listing (step 10).
-    DefinitionMismatch,
-    /// The upstream could not be reached, or did not answer in time.
-    UpstreamUnavailable,
-    /// The upstream answered with a protocol error or a malformed response.
-    UpstreamError,
-}
-
-impl DenialReason {
-    /// Every reason, in the order of the routing steps.
-    pub const ALL: [DenialReason; 5] = [
-        DenialReason::ToolNotInCatalog,
-        DenialReason::IdentityMismatch,
-        DenialReason::DefinitionMismatch,
-        DenialReason::UpstreamUnavailable,
-        DenialReason::UpstreamError,
-    ];
-
-    /// The reason string: `tool_not_in_catalog`, `identity_mismatch`, `definition_mismatch`,
-    /// `upstream_unavailable` or `upstream_error`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            DenialReason::ToolNotInCatalog => "tool_not_in_catalog",
-            DenialReason::IdentityMismatch => "identity_mismatch",
-            DenialReason::DefinitionMismatch => "definition_mismatch",
-            DenialReason::UpstreamUnavailable => "upstream_unavailable",
-            DenialReason::UpstreamError => "upstream_error",
-        }
-    }
-}
-
-impl fmt::Display for DenialReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::denial::DenialReason;
 
 /// The outcome of one `tools/call`, as the audit entry's `decision` member writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -85,8 +39,8 @@ impl fmt::Display for Decision {
 /// A text that is not a decision string.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown decision {0:?}; a decision is \"allowed\", \"tool_not_in_catalog\", \
-     \"identity_mismatch\", \"definition_mismatch\", \"upstream_unavailable\" or \"upstream_error\""
+    "unknown decision {0:?}; a decision is \"allowed\" or a denial reason: {reasons}",
+    reasons = DenialReason::ALL.map(DenialReason::as_str).join(", ")
 )]
 pub struct UnknownDecision(pub String);
 
@@ -97,11 +51,9 @@ impl FromStr for Decision {
         if text == "allowed" {
             return Ok(Decision::Allowed);
         }
-        DenialReason::ALL
-            .into_iter()
-            .find(|reason| reason.as_str() == text)
+        text.parse::<DenialReason>()
             .map(Decision::Denied)
-            .ok_or_else(|| UnknownDecision(text.to_owned()))
+            .map_err(|_| UnknownDecision(text.to_owned()))
     }
 }
 

@@ -28,14 +28,16 @@
 //! | reason | code |
 //! |---|---|
 //! | `tool_not_in_catalog` | -32602 ([`codes::TOOL_NOT_IN_CATALOG`], MCP's code for an unknown tool) |
+//! | `not_authorized` | -32005 ([`codes::NOT_AUTHORIZED`]; for the authorization of DESIGN.md §7) |
 //! | `identity_mismatch` | -32001 ([`codes::IDENTITY_MISMATCH`]) |
 //! | `definition_mismatch` | -32002 ([`codes::DEFINITION_MISMATCH`]) |
 //! | `upstream_unavailable` | -32003 ([`codes::UPSTREAM_UNAVAILABLE`]) |
 //! | `upstream_error` | -32004 ([`codes::UPSTREAM_ERROR`]) |
 //!
+//! Each reason's string, code and HTTP status are decided in one place, [`crate::denial`].
+//!
 //! An audit log that cannot record answers -32603 without `data.reason`: no decision was made.
 
-mod denial;
 mod upstreams;
 
 use std::collections::HashMap;
@@ -52,8 +54,8 @@ use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
 use crate::mcp::{ErrorObject, error_codes};
 use crate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
 
-pub use self::denial::{Denial, DenialReason, codes, error_code};
 pub use self::upstreams::RouterBuildError;
+pub use crate::denial::{Denial, DenialReason, codes, error_code};
 
 /// One `tools/call` as the client sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -439,11 +441,7 @@ fn upstream_denial(
     error: &UpstreamError,
     doing: &str,
 ) -> Denial {
-    let reason = match error.reason() {
-        crate::upstream::REASON_IDENTITY_MISMATCH => DenialReason::IdentityMismatch,
-        crate::upstream::REASON_UPSTREAM_UNAVAILABLE => DenialReason::UpstreamUnavailable,
-        _ => DenialReason::UpstreamError,
-    };
+    let reason = DenialReason::of_upstream(error);
     let advice = match reason {
         DenialReason::IdentityMismatch => "nothing was sent to it",
         DenialReason::UpstreamUnavailable => {

@@ -27,7 +27,7 @@ use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::mcp::{
     ErrorObject, Generation, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, Message,
@@ -254,22 +254,6 @@ async fn post(gateway: &Gateway, request: http::Request<Incoming>, peer: IpAddr)
     }
 }
 
-/// The versions the gateway serves, for the messages that refuse another.
-fn supported_versions() -> String {
-    let session: Vec<&str> = ProtocolVersion::of_generation(Generation::Session)
-        .map(ProtocolVersion::as_str)
-        .collect();
-    let stateless: Vec<&str> = ProtocolVersion::of_generation(Generation::Stateless)
-        .map(ProtocolVersion::as_str)
-        .collect();
-    format!(
-        "this gateway supports {} (with a session: send initialize first) and {} (stateless: \
-         params._meta carries the version)",
-        session.join(", "),
-        stateless.join(", ")
-    )
-}
-
 /// A 400 for an `MCP-Protocol-Version` header naming no version the gateway serves, on a
 /// message without the 2026-07-28 envelope (whose own ladder answers -32022 with the list).
 fn unknown_version(
@@ -296,7 +280,7 @@ fn unknown_version(
         &format!(
             "Bad Request: unsupported MCP-Protocol-Version {:?}; {}",
             shown_text(&text),
-            supported_versions()
+            dispatch::supported_versions()
         ),
     ))
 }
@@ -333,20 +317,23 @@ async fn stateless_request(
             return json_response(gateway, status, Response::error(Some(id), error), None);
         }
     };
-    let response =
+    let (response, status) =
         match dispatch::answer(gateway, Exchange::Stateless(version), &request, None).await {
-            Ok(result) => Response::result(id, result),
-            Err(error) => Response::error(Some(id), error),
+            Ok(result) => (Response::result(id, result), StatusCode::OK),
+            Err(refusal) => {
+                let status = match refusal.denial {
+                    Some(reason) => reason.http_status(),
+                    None => stateless_status(refusal.error.code),
+                };
+                (Response::error(Some(id), refusal.error), status)
+            }
         };
-    let status = match &response.payload {
-        crate::mcp::ResponsePayload::Error(error) => stateless_status(error.code),
-        crate::mcp::ResponsePayload::Result(_) => StatusCode::OK,
-    };
     json_response(gateway, status, response, None)
 }
 
-/// The HTTP status of a 2026-07-28 error response (the table of the Python reference,
-/// `mcp.shared.inbound.ERROR_CODE_HTTP_STATUS`); denials and other errors are 200.
+/// The HTTP status of a 2026-07-28 error response that is not a denial (the table of the
+/// Python reference, `mcp.shared.inbound.ERROR_CODE_HTTP_STATUS`; other codes are 200). A
+/// denial's status is its reason's ([`crate::denial::DenialReason::http_status`]).
 fn stateless_status(code: i64) -> StatusCode {
     match code {
         error_codes::PARSE_ERROR
@@ -454,17 +441,7 @@ fn check_envelope(headers: &HeaderMap, request: &Request) -> Result<ProtocolVers
         .filter(|version| version.generation() == Generation::Stateless)
     {
         Some(version) => Ok(version),
-        None => Err(ErrorObject::new(
-            error_codes::UNSUPPORTED_PROTOCOL_VERSION,
-            format!(
-                "Unsupported protocol version {:?}: {}",
-                shown_text(version),
-                supported_versions()
-            ),
-        )
-        .with_data(
-            json!({"supported": [ProtocolVersion::V2026_07_28.as_str()], "requested": version}),
-        )),
+        None => Err(dispatch::unsupported_version(body_version)),
     }
 }
 
@@ -531,7 +508,7 @@ async fn session_request(
     .await
     {
         Ok(result) => Response::result(id, result),
-        Err(error) => Response::error(Some(id), error),
+        Err(refusal) => Response::error(Some(id), refusal.error),
     };
     json_response(gateway, StatusCode::OK, response, None)
 }
