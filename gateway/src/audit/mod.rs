@@ -47,8 +47,9 @@
 //! - **Torn last line.** A crash during a write can leave a last line without its newline. No
 //!   client was answered for it (answers wait for the sync). [`verify_file`] reports it as
 //!   [`ChainProblem::TornLine`], and [`AuditLog::open`] refuses to start with
-//!   [`AuditError::TornTail`], which gives the exact byte length to cut the file to: the gateway
-//!   never cuts evidence by itself.
+//!   [`AuditError::TornTail`], which gives the exact byte length to cut the file to: a tail found
+//!   at start is evidence of a crash, and the gateway does not cut it by itself (it only cuts
+//!   back its own write that it saw fail, below).
 //! - **Failures.** After a failed write or sync (a full disk) the file is cut back to the end
 //!   of its last complete entry, so it still verifies, and the gateway's log says so (with the
 //!   `truncate` command to run if the cut itself failed). Nothing more is written and every

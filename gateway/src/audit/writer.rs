@@ -373,8 +373,15 @@ impl AuditLog {
     ///
     /// # Errors
     ///
-    /// [`AuditError::Io`] when the write or the sync failed (the log is closed from then on),
-    /// [`AuditError::Closed`] after [`AuditLog::shutdown`] or an earlier failure.
+    /// [`AuditError::Io`] when the write or the sync failed (the file is cut back to its last
+    /// complete entry and the log is closed from then on), [`AuditError::Deadline`] when they
+    /// did not finish within [`AuditOptions::write_deadline`], [`AuditError::Closed`] after
+    /// [`AuditLog::shutdown`] or an earlier failure.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime with its time driver enabled (the deadline is a Tokio timer), as
+    /// every Tokio timer does.
     pub async fn record(&self, record: CallRecord) -> Result<AuditReceipt, AuditError> {
         if let Some(reason) = lock_state(&self.state).failure.clone() {
             return Err(self.closed(Some(reason)));
