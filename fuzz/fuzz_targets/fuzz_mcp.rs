@@ -2,7 +2,9 @@
 //! SSE event streams (upstream responses), and `Mcp-Name`-style header values.
 //!
 //! Properties: no input panics; an accepted message serializes to bytes that parse back to the
-//! same message; an SSE stream gives the same messages whether it arrives whole or split at any
+//! same message; the carrying reader of client requests (`Message::from_slice_carried`, which
+//! keeps integers beyond ±(2^53−1)) accepts everything the strict reader does, as the same
+//! message, and its own messages round-trip too; an SSE stream gives the same messages whether it arrives whole or split at any
 //! byte; a header value round-trips through its encoding.
 #![no_main]
 
@@ -12,10 +14,21 @@ use libfuzzer_sys::fuzz_target;
 const MAX_EVENT_BYTES: usize = 64 * 1024;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(message) = Message::from_slice(data) {
+    let strict = Message::from_slice(data);
+    if let Ok(message) = &strict {
         let bytes = message.to_vec();
         let again = Message::from_slice(&bytes).expect("a serialized message must parse");
         assert_eq!(again.to_vec(), bytes);
+    }
+    match (Message::from_slice_carried(data), &strict) {
+        (Ok(carried), Ok(strict)) => assert_eq!(&carried, strict),
+        (Err(_), Ok(_)) => panic!("the carrying reader refused what the strict reader accepts"),
+        (Ok(carried), Err(_)) => {
+            let bytes = carried.to_vec();
+            let again = Message::from_slice_carried(&bytes).expect("a carried message must parse");
+            assert_eq!(again.to_vec(), bytes);
+        }
+        (Err(_), Err(_)) => {}
     }
 
     let whole = parse_sse_messages(data, MAX_EVENT_BYTES);
