@@ -49,7 +49,8 @@ type HttpResponse = http::Response<Full<Bytes>>;
 
 /// Answers one HTTP request. Never fails: every problem is an HTTP status or a JSON-RPC error.
 ///
-/// `peer` is the client's address, which owns the sessions it opens.
+/// `peer` is the client's address as its caps count it (`listen::client_key`), which owns the
+/// sessions it opens.
 pub(crate) async fn handle(
     gateway: Arc<Gateway>,
     request: http::Request<Incoming>,

@@ -59,7 +59,7 @@ pub(crate) async fn serve(
                         continue;
                     }
                 };
-                let Some(address_slot) = per_address.take(peer.ip(), options.max_connections_per_address) else {
+                let Some(address_slot) = per_address.take(client_key(peer.ip()), options.max_connections_per_address) else {
                     tracing::debug!(%peer, "closed: the address holds --max-connections-per-address connections");
                     continue;
                 };
@@ -122,7 +122,7 @@ async fn accept(
     Ok((stream, peer, slot))
 }
 
-/// Open connections per client address.
+/// Open connections per client address ([`client_key`]).
 #[derive(Debug, Default)]
 struct AddressCounts(Mutex<HashMap<IpAddr, usize>>);
 
@@ -249,7 +249,7 @@ impl Connection {
                 let gateway = gateway.clone();
                 let busy = activity.begin();
                 async move {
-                    let response = handle(gateway, request, peer.ip()).await;
+                    let response = handle(gateway, request, client_key(peer.ip())).await;
                     drop(busy);
                     response
                 }
@@ -294,6 +294,7 @@ impl Connection {
 /// without consuming them.
 async fn sniff(stream: &TcpStream) -> io::Result<Protocol> {
     let mut buffer = [0u8; H2_PREFACE.len()];
+    let mut backoff = Duration::from_millis(1);
     loop {
         let seen = stream.peek(&mut buffer).await?;
         if seen == 0 {
@@ -308,9 +309,26 @@ async fn sniff(stream: &TcpStream) -> io::Result<Protocol> {
         if seen == H2_PREFACE.len() {
             return Ok(Protocol::Http2);
         }
-        // A prefix of the preface: wait for more (`peek` returns at once while bytes are
-        // buffered, so yield to the reactor briefly rather than spin).
-        tokio::time::sleep(Duration::from_millis(1)).await;
+        // A prefix of the preface: wait for more. `peek` returns at once while bytes are
+        // buffered, so back off (a real client sends the whole preface in one segment; one
+        // that dribbles it cannot make the gateway spin).
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// The address a client's caps count against: an IPv4 address, or the /64 of an IPv6 address
+/// (one host commonly holds a whole /64, so counting single IPv6 addresses would give it
+/// billions of allowances). An IPv4-mapped IPv6 address counts as its IPv4 address.
+pub(crate) fn client_key(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V4(v4) => IpAddr::V4(v4),
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => IpAddr::V6(std::net::Ipv6Addr::from(
+                u128::from(v6) & !((1u128 << 64) - 1),
+            )),
+        },
     }
 }
 
@@ -362,5 +380,21 @@ impl Drop for Busy {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Instant::now();
         self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_client_is_an_ipv4_address_or_an_ipv6_64() {
+        let key = |text: &str| client_key(text.parse().unwrap()).to_string();
+        assert_eq!(key("192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("::ffff:192.0.2.7"), "192.0.2.7");
+        assert_eq!(key("2001:db8:1:2:aaaa:bbbb:cccc:dddd"), "2001:db8:1:2::");
+        assert_eq!(key("2001:db8:1:2::1"), key("2001:db8:1:2:ffff::9"));
+        assert_ne!(key("2001:db8:1:2::1"), key("2001:db8:1:3::1"));
     }
 }

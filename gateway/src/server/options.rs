@@ -43,6 +43,7 @@ pub const DEFAULT_MAX_SESSIONS_PER_ADDRESS: usize = 256;
 /// accepting until one closes (the kernel's backlog holds the rest).
 pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
 /// The default number of connections one client address may hold open; more are closed at once.
+/// A client address is an IPv4 address or an IPv6 /64 (one host commonly holds a whole /64).
 pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 256;
 /// The default time a new connection has to complete its TLS handshake and to send its first
 /// request's headers (HTTP/1.1) or its connection preface (HTTP/2); also the time an HTTP/1.1
