@@ -178,8 +178,9 @@ pub struct AuditLog {
 }
 
 /// What the writer and the callers share: the failure that closed the log. The writer answers
-/// a group while holding it, and a caller whose deadline passed sets the failure while holding
-/// it, so every entry is either answered `Ok` or cut from the file, never both.
+/// a group `Ok` while holding it, and a caller whose deadline passed sets the failure while
+/// holding it, so every entry is either answered `Ok` or cut from the file, never both. It is
+/// never held across file I/O.
 #[derive(Debug, Default)]
 struct LogState {
     failure: Option<String>,
@@ -556,14 +557,24 @@ impl Writer {
                 source: Arc::new(source),
             },
         };
+        // Refuse first, then cut: the state is never held across I/O (a caller past its
+        // deadline takes it from async code, and a stuck disk must not stall that).
+        state.failure.get_or_insert_with(|| error.to_string());
+        drop(state);
         // The file's tail is unknown (a partial line on a full disk; a late group whose calls
         // were refused): cut it back to the last complete entry, then write nothing more.
         self.head = head_before;
         let cut = self.cut_back();
         tracing::error!(%error, "{cut}; every later call will be refused");
-        state
-            .failure
-            .get_or_insert_with(|| format!("{error}; {cut}"));
+        {
+            let mut state = lock_state(&shared);
+            if let Some(reason) = state.failure.as_mut() {
+                if *reason == error.to_string() {
+                    *reason = format!("{reason}; {cut}");
+                }
+            }
+        }
+        // Answered after the cut, so a caller that retries learns what became of the file.
         for pending in batch.drain(..) {
             let _ = pending.reply.send(Err(error.clone()));
         }
