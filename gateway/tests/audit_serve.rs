@@ -112,7 +112,11 @@ impl SmallDisk {
 
 impl Drop for SmallDisk {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.mount_point).status();
+        // Lazily: a gateway left running by a failed assertion must not keep it mounted.
+        let _ = Command::new("umount")
+            .arg("-l")
+            .arg(&self.mount_point)
+            .status();
     }
 }
 
