@@ -11,7 +11,7 @@ use jcs_digest::Digest;
 use serde_json::Value;
 use server_identity::TrustBundles;
 use server_identity::rustls::RootCertStore;
-use toolgate::audit::AuditLog;
+use toolgate::audit::{AuditLog, AuditOptions};
 use toolgate::definition_check::Freshness;
 use toolgate::demo::{GatewayClient, observe_tools, pinned_entry};
 use toolgate::demo_upstream::{DemoUpstream, DemoUpstreamConfig, RunningUpstream};
@@ -67,6 +67,8 @@ pub struct Setup {
     pub server: Option<Value>,
     /// The gateway's SPIFFE trust bundles (`RouterOptions.bundles`).
     pub bundles: TrustBundles,
+    /// How the audit log writes (deadline, argument key).
+    pub audit_options: AuditOptions,
 }
 
 impl Setup {
@@ -88,6 +90,7 @@ impl Setup {
             server_options: None,
             server: None,
             bundles: TrustBundles::new(),
+            audit_options: AuditOptions::new(),
         }
     }
 }
@@ -135,7 +138,9 @@ impl Harness {
         let audit_path = setup
             .audit_path
             .unwrap_or_else(|| temp_dir("audit").join("audit.jsonl"));
-        let audit = Arc::new(AuditLog::open(&audit_path, catalog.measurement()).unwrap());
+        let audit = Arc::new(
+            AuditLog::open_with(&audit_path, catalog.measurement(), &setup.audit_options).unwrap(),
+        );
         let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
         options.freshness = setup.freshness;
         options.upstream = setup.upstream_options;
