@@ -4,7 +4,6 @@
 //! Raw HTTP/1.1 over real loopback sockets; a second client address is 127.0.0.2.
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -22,7 +21,6 @@ use crate::util::EXAMPLE_CATALOG;
 /// A gateway on 127.0.0.1 whose one upstream is never contacted (no call here names its tool).
 struct Served {
     address: SocketAddr,
-    audit_path: PathBuf,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -51,7 +49,6 @@ impl Served {
         }));
         Served {
             address,
-            audit_path,
             stop: Some(stop),
         }
     }
@@ -62,7 +59,6 @@ impl Drop for Served {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        let _ = &self.audit_path;
     }
 }
 
