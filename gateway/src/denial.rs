@@ -4,9 +4,8 @@
 //! Every refusal is a [`DenialReason`] before it is anything else: the router builds a
 //! [`Denial`] from it, the client-facing transports answer with [`Denial::to_error_object`] and
 //! [`DenialReason::http_status`], and the audit log records [`DenialReason::as_str`] as the
-//! entry's `decision`. The conversions from the errors that cause a refusal are here too, each
-//! written once ([`DenialReason::of_upstream`]; the definition check's errors say theirs with
-//! `DefinitionCheckError::denial_reason`).
+//! entry's `decision`. The errors that cause a refusal each name theirs once, in this type:
+//! `UpstreamError::reason` and `DefinitionCheckError::denial_reason`.
 //!
 //! | reason | code | HTTP status (2026-07-28) |
 //! |---|---|---|
@@ -29,7 +28,6 @@ use jcs_digest::Digest;
 use serde_json::{Map, Value};
 
 use crate::mcp::ErrorObject;
-use crate::upstream::UpstreamError;
 
 /// The JSON-RPC error codes of the gateway's denials ([`DenialReason::code`]).
 /// `error.data.reason` carries the reason string; the code lets a client tell them apart
@@ -118,16 +116,13 @@ impl DenialReason {
             | DenialReason::UpstreamError => StatusCode::OK,
         }
     }
+}
 
-    /// The reason an upstream failure is refused with: the only place an [`UpstreamError`]
-    /// becomes a reason.
-    pub fn of_upstream(error: &UpstreamError) -> DenialReason {
-        // The upstream client names its reason in this vocabulary's strings
-        // (`UpstreamError::reason`); anything else it might name is an upstream error.
-        error
-            .reason()
-            .parse::<DenialReason>()
-            .unwrap_or(DenialReason::UpstreamError)
+/// A reason equals its string (`DenialReason::UpstreamError == "upstream_error"`), so that a
+/// test or a log filter can compare with the text a client sees.
+impl PartialEq<&str> for DenialReason {
+    fn eq(&self, text: &&str) -> bool {
+        self.as_str() == *text
     }
 }
 
@@ -275,6 +270,7 @@ mod tests {
 
     #[test]
     fn an_upstream_failure_becomes_its_reason() {
+        use crate::upstream::UpstreamError;
         let url = "https://127.0.0.1:1/mcp".to_owned();
         let cases = [
             (
@@ -305,7 +301,8 @@ mod tests {
             ),
         ];
         for (error, reason) in cases {
-            assert_eq!(DenialReason::of_upstream(&error), reason, "{error}");
+            assert_eq!(error.reason(), reason, "{error}");
+            assert_eq!(error.reason(), reason.as_str());
         }
     }
 

@@ -441,7 +441,7 @@ fn upstream_denial(
     error: &UpstreamError,
     doing: &str,
 ) -> Denial {
-    let reason = DenialReason::of_upstream(error);
+    let reason = error.reason();
     let advice = match reason {
         DenialReason::IdentityMismatch => "nothing was sent to it",
         DenialReason::UpstreamUnavailable => {
