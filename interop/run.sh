@@ -545,9 +545,8 @@ replicas_section() {
         sed 's/^/    /' "$work/replica-upstream.log"; return
     fi
     local catalog="$dir/catalog.json"
-    if ! timeout 120 "$python" "$here/make_catalog.py" --toolgate "$toolgate" --out "$catalog" \
-        --server replicated "$upstream_url" webpki "$dir/ca.pem" \
-        --tool replicated replicated.echo echo > "$work/replica-catalog.log" 2>&1; then
+    if ! timeout 60 "$toolgate" pin "$upstream_url" --ca "$dir/ca.pem" --prefix replicated. \
+        --tool echo --approved-by interop > "$catalog" 2> "$work/replica-catalog.log"; then
         failed=$((failed + 1)); log "FAIL building the replica scenario's catalog"
         sed 's/^/    /' "$work/replica-catalog.log"; return
     fi

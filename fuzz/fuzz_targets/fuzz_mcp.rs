@@ -22,7 +22,8 @@ use libfuzzer_sys::fuzz_target;
 const MAX_EVENT_BYTES: usize = 64 * 1024;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(message) = Message::from_slice(data) {
+    let strict = Message::from_slice(data);
+    if let Ok(message) = &strict {
         let bytes = message.to_vec();
         let again = Message::from_slice(&bytes).expect("a serialized message must parse");
         assert_eq!(again.to_vec(), bytes);

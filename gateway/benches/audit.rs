@@ -24,7 +24,7 @@ fn record(i: u64) -> CallRecord {
         expected_definition: Some(Digest::of(b"approved")),
         observed_definition: Some(Digest::of(b"approved")),
         detail: "forwarded".to_owned(),
-        arguments: Some(arguments_digest(&json!({"question": i})).unwrap()),
+        arguments: Some(arguments_digest(&json!({"question": i})).unwrap().into()),
         session_id: Some("0f4c1b2e-session".to_owned()),
         request_id: Some(json!(i)),
         latency: Duration::from_micros(250),
@@ -55,7 +55,7 @@ fn group_commit(c: &mut Criterion) {
     for writers in [1u64, 16, 256] {
         let path = dir.join(format!("writers-{writers}.jsonl"));
         let _ = std::fs::remove_file(&path);
-        let log = Arc::new(AuditLog::open(&path, &Digest::of(b"bench catalog")).unwrap());
+        let log = Arc::new(AuditLog::open(&path, &bench_measurement()).unwrap());
         group.bench_with_input(
             BenchmarkId::from_parameter(writers),
             &writers,
@@ -98,3 +98,19 @@ fn group_commit(c: &mut Criterion) {
 
 criterion_group!(benches, group_commit);
 criterion_main!(benches);
+
+/// The measurement of a one-entry catalog (catalog-store's crate example).
+fn bench_measurement() -> catalog_store::CatalogMeasurement {
+    let catalog = br#"[{
+        "tool_name": "crm.query", "upstream_name": "query",
+        "server": {"url": "https://crm.example.com/mcp",
+                   "tls_fingerprint": "SHA256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"},
+        "approved_definition": {"description": "Query CRM records", "input_schema": {"type": "object"}},
+        "definition_hash": "sha256:d27e33c778705256484428f8af088870389f4e23b9cd2265971c03d9142f38d8",
+        "added_at": "2026-06-01T00:00:00Z", "approved_by": "security@example.com"
+    }]"#;
+    catalog_store::Catalog::from_slice(catalog)
+        .unwrap()
+        .measurement()
+        .clone()
+}

@@ -411,7 +411,7 @@ async fn run_scenario(
         }
     ));
     let _ = std::fs::remove_file(&path);
-    let audit = Arc::new(AuditLog::open(&path, &measurement_digest)?);
+    let audit = Arc::new(AuditLog::open(&path, catalog.measurement())?);
     let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
     options.freshness = freshness;
     let router = Router::new(catalog, options, audit.clone())?;

@@ -4,8 +4,9 @@
 //! The `toolgate` program is a thin command line over this library and the workspace's other
 //! crates. The pieces: [`upstream`] speaks MCP Streamable HTTP to a pinned upstream;
 //! [`definition_check`] compares live definitions with approved digests; [`audit`] keeps the
-//! hash-chained decision log; [`router`] runs the `tools/call` steps in order; [`server`] serves
-//! MCP clients over HTTP and stdio; [`mcp`] is the wire vocabulary (the `toolgate-mcp` crate).
+//! hash-chained decision log; [`denial`] is the one vocabulary of a refusal (reason, code, HTTP
+//! status); [`router`] runs the `tools/call` steps in order; [`server`] serves MCP clients over
+//! HTTP and stdio; [`mcp`] is the wire vocabulary (the `toolgate-mcp` crate).
 //!
 //! # Example
 //!
@@ -41,7 +42,7 @@
 //! let catalog = Catalog::from_slice(&serde_json::to_vec(&[entry])?)?;
 //! let log = std::env::temp_dir().join(format!("toolgate-doc-{}.jsonl", std::process::id()));
 //! # let _ = std::fs::remove_file(&log);
-//! let audit = Arc::new(AuditLog::open(&log, &catalog.measurement().digest())?);
+//! let audit = Arc::new(AuditLog::open(&log, catalog.measurement())?);
 //! let options = RouterOptions::new(Arc::new(RootCertStore::empty()));
 //! let router = Arc::new(Router::new(catalog, options, audit)?);
 //!
@@ -83,6 +84,7 @@
 
 pub mod audit;
 pub mod definition_check;
+pub mod denial;
 pub use toolgate_mcp as mcp;
 pub mod router;
 pub mod server;

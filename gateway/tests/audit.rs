@@ -5,11 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::util::example_measurement;
+use catalog_store::CatalogMeasurement;
 use jcs_digest::{Digest, canonicalize, parse_strict};
 use serde_json::{Value, json};
 use toolgate::audit::{
-    AuditError, AuditLog, BrokenEntry, CallRecord, ChainProblem, Decision, DenialReason,
-    ObservedIdentity, VerifyError, arguments_digest, verify_file,
+    ArgumentKey, AuditError, AuditLog, AuditOptions, BrokenEntry, CallRecord, ChainProblem,
+    Decision, DenialReason, ObservedIdentity, VerifyError, arguments_digest, verify_file,
 };
 
 /// A fresh path under cargo's per-test temporary directory.
@@ -21,12 +23,21 @@ pub fn log_path(name: &str) -> PathBuf {
     path
 }
 
+/// The measurement of catalog A, which the logs here are started with.
+pub fn measurement_a() -> CatalogMeasurement {
+    example_measurement("catalog.a")
+}
+
+fn measurement_b() -> CatalogMeasurement {
+    example_measurement("catalog.b")
+}
+
 pub fn catalog_a() -> Digest {
-    Digest::of(b"measurement of catalog A")
+    measurement_a().digest()
 }
 
 fn catalog_b() -> Digest {
-    Digest::of(b"measurement of catalog B")
+    measurement_b().digest()
 }
 
 /// Runs `future` on a two-thread runtime, failing the test after 60 s instead of hanging.
@@ -58,7 +69,11 @@ pub fn sample(i: usize) -> CallRecord {
         upstream_name: Some("ask_wiki_question".to_owned()),
         upstream_url: Some("https://127.0.0.1:8443/mcp".to_owned()),
         detail: format!("call {i}"),
-        arguments: Some(arguments_digest(&json!({"question": format!("q{i}")})).unwrap()),
+        arguments: Some(
+            arguments_digest(&json!({"question": format!("q{i}")}))
+                .unwrap()
+                .into(),
+        ),
         request_id: Some(json!(i)),
         latency: Duration::from_micros(100 + i as u64),
         ..CallRecord::new("wiki.ask", decisions[i % decisions.len()])
@@ -69,7 +84,7 @@ pub fn sample(i: usize) -> CallRecord {
 pub fn write_log(path: &Path, calls: usize) -> Vec<String> {
     let _ = std::fs::remove_file(path);
     run(async {
-        let log = AuditLog::open(path, &catalog_a()).unwrap();
+        let log = AuditLog::open(path, &measurement_a()).unwrap();
         for i in 0..calls {
             log.record(sample(i)).await.unwrap();
         }
@@ -162,7 +177,7 @@ fn a_decision_entry_records_every_member_in_reading_order() {
     let observed = Digest::of(b"live");
     let arguments = arguments_digest(&json!({"q": 1})).unwrap();
     run(async {
-        let log = AuditLog::open(&path, &catalog_a()).unwrap();
+        let log = AuditLog::open(&path, &measurement_a()).unwrap();
         let receipt = log
             .record(CallRecord {
                 upstream_name: Some("ask_wiki_question".to_owned()),
@@ -175,7 +190,7 @@ fn a_decision_entry_records_every_member_in_reading_order() {
                 expected_definition: Some(expected),
                 observed_definition: Some(observed),
                 detail: "the live definition changed".to_owned(),
-                arguments: Some(arguments),
+                arguments: Some(arguments.into()),
                 session_id: Some("session-1".to_owned()),
                 request_id: Some(json!("req-7")),
                 latency: Duration::from_micros(1234),
@@ -253,9 +268,9 @@ fn argument_values_never_reach_the_file() {
     let secret = "hunter2-the-secret-argument-value";
     let arguments = json!({"password": secret, "nested": [{"token": secret}]});
     run(async {
-        let log = AuditLog::open(&path, &catalog_a()).unwrap();
+        let log = AuditLog::open(&path, &measurement_a()).unwrap();
         let record = CallRecord {
-            arguments: Some(arguments_digest(&arguments).unwrap()),
+            arguments: Some(arguments_digest(&arguments).unwrap().into()),
             ..CallRecord::new("vault.login", Decision::Allowed)
         };
         log.record(record).await.unwrap();
@@ -283,7 +298,7 @@ fn a_restart_appends_and_continues_the_chain() {
     let path = log_path("restart.jsonl");
     let first = write_log(&path, 3);
     let second_hash = run(async {
-        let log = AuditLog::open(&path, &catalog_a()).unwrap();
+        let log = AuditLog::open(&path, &measurement_a()).unwrap();
         let receipt = log.record(sample(3)).await.unwrap();
         assert_eq!(receipt.seq(), 5);
         log.shutdown().await;
@@ -326,7 +341,7 @@ fn a_restart_with_another_catalog_is_recorded_and_the_first_prev_stays() {
     let path = log_path("recatalog.jsonl");
     write_log(&path, 2);
     run(async {
-        let log = AuditLog::open(&path, &catalog_b()).unwrap();
+        let log = AuditLog::open(&path, &measurement_b()).unwrap();
         log.record(sample(0)).await.unwrap();
         log.shutdown().await;
     });
@@ -546,7 +561,7 @@ fn a_truncated_last_line_is_reported_and_the_log_is_not_reopened() {
         )
     );
     // The gateway refuses to append and says how to cut the tail; the file is left as it was.
-    let error = AuditLog::open(&path, &catalog_a()).unwrap_err();
+    let error = AuditLog::open(&path, &measurement_a()).unwrap_err();
     assert!(
         matches!(
             error,
@@ -572,7 +587,7 @@ fn a_truncated_last_line_is_reported_and_the_log_is_not_reopened() {
     // Cut as the message says, the log opens and continues.
     std::fs::write(&path, &bytes[..last_start]).unwrap();
     run(async {
-        AuditLog::open(&path, &catalog_a())
+        AuditLog::open(&path, &measurement_a())
             .unwrap()
             .shutdown()
             .await
@@ -587,7 +602,7 @@ fn a_broken_log_is_not_appended_to() {
     lines.remove(1);
     write_lines(&path, &lines);
     let before = std::fs::read(&path).unwrap();
-    let error = AuditLog::open(&path, &catalog_a()).unwrap_err();
+    let error = AuditLog::open(&path, &measurement_a()).unwrap_err();
     let shown = path.display();
     assert_eq!(
         error.to_string(),
@@ -657,7 +672,7 @@ fn concurrent_records_all_land_in_one_chain_with_group_commit() {
     let tasks = 64;
     let per_task = 16;
     let (log_entries, syncs, mut seqs) = run(async {
-        let log = Arc::new(AuditLog::open(&path, &catalog_a()).unwrap());
+        let log = Arc::new(AuditLog::open(&path, &measurement_a()).unwrap());
         let mut handles = Vec::new();
         for task in 0..tasks {
             let log = Arc::clone(&log);
@@ -693,7 +708,7 @@ fn concurrent_records_all_land_in_one_chain_with_group_commit() {
 fn records_after_shutdown_are_refused() {
     let path = log_path("closed.jsonl");
     run(async {
-        let log = AuditLog::open(&path, &catalog_a()).unwrap();
+        let log = AuditLog::open(&path, &measurement_a()).unwrap();
         log.shutdown().await;
         log.shutdown().await;
         let error = log.record(sample(0)).await.unwrap_err();
@@ -713,7 +728,7 @@ fn records_after_shutdown_are_refused() {
 fn long_texts_are_cut_and_the_entry_still_verifies() {
     let path = log_path("long.jsonl");
     run(async {
-        let log = AuditLog::open(&path, &catalog_a()).unwrap();
+        let log = AuditLog::open(&path, &measurement_a()).unwrap();
         let record = CallRecord {
             detail: "é".repeat(100_000),
             request_id: Some(json!({"not": "a valid id"})),
@@ -759,7 +774,7 @@ fn an_overlong_line_is_refused_without_reading_it_whole() {
 #[test]
 fn a_log_that_cannot_be_opened_or_read_is_an_io_error() {
     let path = log_path("no-such-directory").join("audit.jsonl");
-    let error = AuditLog::open(&path, &catalog_a()).unwrap_err();
+    let error = AuditLog::open(&path, &measurement_a()).unwrap_err();
     assert!(
         matches!(error, AuditError::Io { action: "open", .. }),
         "{error:?}"
@@ -790,7 +805,7 @@ fn a_log_that_cannot_be_opened_or_read_is_an_io_error() {
 fn an_entry_is_in_the_file_when_record_returns() {
     let path = log_path("durable.jsonl");
     run(async {
-        let log = AuditLog::open(&path, &catalog_a()).unwrap();
+        let log = AuditLog::open(&path, &measurement_a()).unwrap();
         for i in 0..3 {
             let receipt = log.record(sample(i)).await.unwrap();
             // Before shutdown, before any other record: the file already verifies up to it.
@@ -803,4 +818,121 @@ fn an_entry_is_in_the_file_when_record_returns() {
         assert_eq!((log.entries_written(), log.syncs()), (4, 4));
         log.shutdown().await;
     });
+}
+
+#[test]
+fn a_second_writer_on_one_log_is_refused_naming_the_holder() {
+    let path = log_path("locked.jsonl");
+    run(async {
+        let first = AuditLog::open(&path, &measurement_a()).unwrap();
+        let error = AuditLog::open(&path, &measurement_a()).unwrap_err();
+        // Both writers are this process: /proc/locks names it.
+        let pid = std::process::id();
+        assert!(
+            matches!(error, AuditError::Locked { holder: Some(holder), .. } if holder == pid),
+            "{error:?}"
+        );
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "the audit log {} is in use by process {pid} (it holds the file's lock, per \
+                 /proc/locks): one gateway writes a log (two would break its chain); stop that \
+                 gateway, or give this one another --audit file",
+                path.display()
+            )
+        );
+        // The refused writer wrote nothing; after a shutdown the lock is free at once.
+        first.shutdown().await;
+        AuditLog::open(&path, &measurement_a())
+            .unwrap()
+            .shutdown()
+            .await;
+    });
+    assert_eq!(verify_file(&path, Some(&catalog_a())).unwrap().entries(), 2);
+}
+
+#[test]
+fn a_write_past_its_deadline_fails_closed_and_is_cut_from_the_log() {
+    let path = log_path("deadline.jsonl");
+    let answered = run(async {
+        let mut options = AuditOptions::new();
+        // A nanosecond: the timer fires at its next tick (a millisecond), which a write and
+        // sync beats now and then; the first record that does not is the one under test.
+        options.write_deadline(Duration::from_nanos(1));
+        let log = AuditLog::open_with(&path, &measurement_a(), &options).unwrap();
+        let mut answered = 0;
+        let error = loop {
+            match log.record(sample(answered)).await {
+                Ok(_) => answered += 1,
+                Err(error) => break error,
+            }
+            assert!(answered < 10_000, "no write ever missed a 1 ns deadline");
+        };
+        let shown = path.display();
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "the audit log {shown} did not write and sync the entry within 1ns (check the \
+                 disk); the call was refused, and the log refuses every later call"
+            )
+        );
+        // Every later record is refused at once, with the reason.
+        let later = log.record(sample(0)).await.unwrap_err();
+        assert_eq!(
+            later.to_string(),
+            format!("the audit log {shown} is closed: {error}")
+        );
+        log.shutdown().await;
+        answered
+    });
+    // The late entry was cut when its write finished: the log holds its start and the
+    // records that were answered, and verifies.
+    let summary = verify_file(&path, Some(&catalog_a())).unwrap();
+    assert_eq!(summary.entries(), 1 + answered as u64);
+}
+
+#[test]
+fn keyed_argument_digests_are_hmac_sha256_of_the_canonical_form() {
+    let path = log_path("keyed.jsonl");
+    let key = b"0123456789abcdef0123456789abcdef";
+    run(async {
+        let mut options = AuditOptions::new();
+        options.argument_key(ArgumentKey::from_bytes(key).unwrap());
+        let log = AuditLog::open_with(&path, &measurement_a(), &options).unwrap();
+        let arguments = log.arguments_digest(&json!({"q": "x"}));
+        log.record(CallRecord {
+            arguments: Some(arguments),
+            ..CallRecord::new("wiki.ask", Decision::Allowed)
+        })
+        .await
+        .unwrap();
+        // An integer beyond 2^53 has no RFC 8785 form: no digest, and the reason.
+        let huge: Value = serde_json::from_str(r#"{"n": 9007199254740993}"#).unwrap();
+        let arguments = log.arguments_digest(&huge);
+        log.record(CallRecord {
+            arguments: Some(arguments),
+            ..CallRecord::new("wiki.ask", Decision::Allowed)
+        })
+        .await
+        .unwrap();
+        log.shutdown().await;
+    });
+    let text = std::fs::read_to_string(&path).unwrap();
+    let entries: Vec<Value> = text
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    // Computed independently: Python `hmac.new(key, b'{"q":"x"}', hashlib.sha256).hexdigest()`.
+    assert_eq!(
+        entries[1]["arguments_digest"],
+        "hmac-sha256:848d215a9827f4e9192798b23b270f2d2727546777435b3b92398ee045f1f294"
+    );
+    assert_eq!(entries[1].get("arguments_not_digested"), None);
+    assert_eq!(entries[2]["arguments_digest"], Value::Null);
+    assert_eq!(
+        entries[2]["arguments_not_digested"],
+        "integer 9007199254740993 at JSON Pointer \"/n\" is outside ±(2^53−1), so the \
+         arguments have no RFC 8785 form to digest; they were carried as sent"
+    );
+    assert_eq!(verify_file(&path, Some(&catalog_a())).unwrap().entries(), 3);
 }

@@ -4,38 +4,23 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use catalog_store::Catalog;
-use jcs_digest::Digest;
+use catalog_store::{Catalog, CatalogMeasurement};
 use serde_json::{Value, json};
 use toolgate::audit::{AuditLog, CallRecord, Decision, DenialReason, verify_file};
 
-use crate::util::{temp_file, toolgate};
+use crate::util::{EXAMPLE_CATALOG, example_measurement, temp_file, toolgate, toolgate_with_stdin};
 
-/// The catalog of catalog-store's crate example: one valid entry.
-const CATALOG: &str = r#"[{
-    "tool_name": "crm.query",
-    "upstream_name": "query",
-    "server": {
-        "url": "https://crm.example.com/mcp",
-        "tls_fingerprint": "SHA256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
-    },
-    "approved_definition": {"description": "Query CRM records", "input_schema": {"type": "object"}},
-    "definition_hash": "sha256:d27e33c778705256484428f8af088870389f4e23b9cd2265971c03d9142f38d8",
-    "added_at": "2026-06-01T00:00:00Z",
-    "approved_by": "security@example.com"
-}]"#;
-
-fn catalog_file() -> (String, Digest) {
-    let path = temp_file("audit-cli-catalog.json", CATALOG.as_bytes());
-    let measurement = Catalog::from_slice(CATALOG.as_bytes())
+fn catalog_file() -> (String, CatalogMeasurement) {
+    let path = temp_file("audit-cli-catalog.json", EXAMPLE_CATALOG.as_bytes());
+    let measurement = Catalog::from_slice(EXAMPLE_CATALOG.as_bytes())
         .unwrap()
         .measurement()
-        .digest();
+        .clone();
     (path, measurement)
 }
 
 /// A log started under `catalog` with one `gateway_started` entry and four decisions.
-fn write_log(name: &str, catalog: &Digest) -> PathBuf {
+fn write_log(name: &str, catalog: &CatalogMeasurement) -> PathBuf {
     let path = PathBuf::from(temp_file(name, b""));
     std::fs::remove_file(&path).unwrap();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -82,6 +67,7 @@ fn hash_of(line: &str) -> String {
 fn a_valid_log_verifies_with_a_summary() {
     let (catalog_path, measurement) = catalog_file();
     let path = write_log("cli-valid.jsonl", &measurement);
+    let measurement = measurement.digest();
     let file = path.to_str().unwrap();
     let last = hash_of(&lines(&path)[4]);
     let run = toolgate(&["audit", "verify", file]);
@@ -244,8 +230,10 @@ fn a_removed_and_a_reordered_entry_exit_1() {
 #[test]
 fn another_catalog_exits_1() {
     let (catalog_path, measurement) = catalog_file();
-    let other = Digest::of(b"another catalog");
-    let path = write_log("cli-other-catalog.jsonl", &other);
+    let measurement = measurement.digest();
+    let other_measurement = example_measurement("another.catalog");
+    let other = other_measurement.digest();
+    let path = write_log("cli-other-catalog.jsonl", &other_measurement);
     let run = toolgate(&[
         "audit",
         "verify",
@@ -295,4 +283,90 @@ fn unreadable_inputs_exit_2() {
 
     let run = toolgate(&["audit", "verify"]);
     assert_eq!(run.code, 2);
+}
+
+#[test]
+fn a_log_on_standard_input_verifies_and_broken_input_exits_1() {
+    let (_, measurement) = catalog_file();
+    let path = write_log("cli-stdin.jsonl", &measurement);
+    let bytes = std::fs::read(&path).unwrap();
+    let last = hash_of(&lines(&path)[4]);
+    let run = toolgate_with_stdin(&["audit", "verify", "-"], &bytes);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""));
+    assert!(
+        run.stdout
+            .starts_with("audit log verified: <standard input>\nentries     5 (seq 0 to 4)\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains(&format!("last hash   {last}\n")));
+
+    // Cut in the middle of the last line: torn, exit 1, named as standard input.
+    let torn = &bytes[..bytes.len() - 10];
+    let run = toolgate_with_stdin(&["audit", "verify", "--json", "-"], torn);
+    assert_eq!(run.code, 1);
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(out["file"], "<standard input>");
+    assert_eq!(out["broken"]["problem"], "torn_line");
+}
+
+#[test]
+fn expect_head_passes_at_the_head_and_exits_1_naming_both_otherwise() {
+    let (_, measurement) = catalog_file();
+    let path = write_log("cli-head.jsonl", &measurement);
+    let file = path.to_str().unwrap();
+    let all = lines(&path);
+    let last = hash_of(&all[4]);
+    let run = toolgate(&["audit", "verify", "--expect-head", &last, file]);
+    assert_eq!((run.code, run.stderr.as_str()), (0, ""), "{}", run.stdout);
+
+    // The last entry removed: the chain still verifies, but it no longer ends at the head.
+    let cut: String = all[..4].iter().map(|line| format!("{line}\n")).collect();
+    let earlier = hash_of(&all[3]);
+    let run = toolgate_with_stdin(
+        &["audit", "verify", "--expect-head", &last, "-"],
+        cut.as_bytes(),
+    );
+    assert_eq!((run.code, run.stderr.as_str()), (1, ""));
+    assert_eq!(
+        run.stdout,
+        format!(
+            "audit log head mismatch: <standard input>\nthe chain verifies but ends at {earlier} \
+             (after 4 entries), not at the expected head {last}: entries after that head were \
+             removed or rewritten, or the head was recorded from another log\n"
+        )
+    );
+    let run = toolgate_with_stdin(
+        &["audit", "verify", "--json", "--expect-head", &last, "-"],
+        cut.as_bytes(),
+    );
+    assert_eq!(run.code, 1);
+    assert_eq!(
+        serde_json::from_str::<Value>(&run.stdout).unwrap(),
+        json!({
+            "file": "<standard input>",
+            "verified": false,
+            "entries": 4,
+            "head_mismatch": {"expected": last, "found": earlier},
+        })
+    );
+    // An empty log ends nowhere.
+    let run = toolgate_with_stdin(&["audit", "verify", "--expect-head", &last, "-"], b"");
+    assert_eq!(run.code, 1);
+    assert!(
+        run.stdout
+            .contains("ends at (no entries) (after 0 entries)"),
+        "{}",
+        run.stdout
+    );
+
+    // A head that is not a hash is a usage error.
+    let run = toolgate(&["audit", "verify", "--expect-head", "latest", file]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""));
+    assert!(
+        run.stderr
+            .starts_with("toolgate: --expect-head \"latest\" is not a hash: "),
+        "{}",
+        run.stderr
+    );
 }

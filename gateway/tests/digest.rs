@@ -83,6 +83,22 @@ fn the_three_document_shapes_and_stdin_give_one_digest() {
 }
 
 #[test]
+fn a_document_nested_too_deep_is_refused_without_naming_a_library_setter_exit_1() {
+    let deep = format!("[{}{}]", "[".repeat(128), "]".repeat(128));
+    let path = temp_file("deep.json", deep.as_bytes());
+    let run = toolgate(&["digest", &path]);
+    assert_eq!((run.code, run.stdout.as_str()), (1, ""));
+    assert_eq!(
+        run.stderr,
+        format!(
+            "toolgate: {path}: the tools/list document is not strict JSON: arrays and objects nested \
+             deeper than the limit of 128 at line 1 column 129 (byte 128): flatten the document: \
+             deeper nesting is refused so that no reader of it can be driven to exhaust its stack\n"
+        )
+    );
+}
+
+#[test]
 fn a_duplicate_member_is_an_invalid_document_exit_1() {
     let path = temp_file("dup.json", br#"[{"name": "a", "name": "b"}]"#);
     let run = toolgate(&["digest", &path]);

@@ -1,5 +1,6 @@
 //! The audit log after real runs: the chain verifies, a restart appends to the same chain,
-//! arguments appear only as digests, and an edited entry is detected.
+//! arguments appear only as digests, an edited entry is detected, and a decision that misses the
+//! write deadline is refused and not forwarded.
 
 use serde_json::json;
 use toolgate::audit::{
@@ -129,5 +130,60 @@ fn editing_one_entry_is_detected() {
             }
             other => panic!("the edit was not detected: {other:?}"),
         }
+    });
+}
+
+#[test]
+fn a_decision_that_misses_the_write_deadline_is_refused_with_32603_and_not_forwarded() {
+    run(async {
+        let mut setup = Setup::new();
+        // A nanosecond: the timer fires at its next tick, which a fast sync sometimes beats;
+        // the first call whose `allowed` entry misses it is the one under test.
+        setup
+            .audit_options
+            .write_deadline(std::time::Duration::from_nanos(1));
+        let harness = Harness::start(setup).await;
+        let controls = harness.upstream.controls();
+        let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
+        let mut answered = 0;
+        let refused = loop {
+            let answer = client
+                .call_tool("demo.echo", json!({"text": "a"}))
+                .await
+                .unwrap();
+            match answer {
+                Ok(_) => answered += 1,
+                Err(error) => break error,
+            }
+            assert!(answered < 1000, "no entry ever missed a 1 ns deadline");
+        };
+        assert_eq!(refused.code, -32603);
+        assert_eq!(refused.data, None);
+        assert!(
+            refused.message.starts_with(
+                "Internal error: the audit log cannot record decisions (the audit log "
+            ) && refused
+                .message
+                .contains("did not write and sync the entry within 1ns"),
+            "{}",
+            refused.message
+        );
+        // Forwarded exactly the calls that were answered: the refused one never reached it.
+        assert_eq!(controls.method_count("tools/call"), answered);
+        // Every later call is refused too, and not forwarded.
+        let later = client
+            .call_tool("demo.echo", json!({"text": "a"}))
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(later.code, -32603);
+        assert_eq!(controls.method_count("tools/call"), answered);
+        let (_, path, measurement) = harness.stop().await;
+        // The log verifies: the late entry was cut when its write finished.
+        let summary = verify_file(&path, Some(&measurement)).unwrap();
+        assert_eq!(
+            summary.decisions().get(&Decision::Allowed).copied(),
+            (answered > 0).then_some(answered)
+        );
     });
 }

@@ -249,3 +249,44 @@ fn serve_refuses_bad_options_with_exit_2() {
         assert!(stderr.contains(expected), "{extra:?}: {stderr}");
     }
 }
+
+#[test]
+fn serve_help_documents_every_client_side_limit_with_its_default() {
+    let output = Command::new(TOOLGATE)
+        .args(["serve", "--help"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    // clap wraps long help; join the lines so each option's text reads as one.
+    let help = String::from_utf8(output.stdout)
+        .unwrap()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    for (option, default) in [
+        ("--header-timeout <DURATION>", "[default: 10s]"),
+        ("--idle-timeout <DURATION>", "[default: 60s]"),
+        ("--http2-keep-alive-interval <DURATION>", "[default: 20s]"),
+        ("--http2-keep-alive-timeout <DURATION>", "[default: 20s]"),
+        ("--max-connections <N>", "[default: 4096]"),
+        ("--max-connections-per-address <N>", "[default: 256]"),
+        ("--max-sessions <N>", "[default: 4096]"),
+        ("--max-sessions-per-address <N>", "[default: 256]"),
+        (
+            "--max-request-bytes-in-flight <BYTES>",
+            "[default: 67108864]",
+        ),
+        ("--audit-deadline <DURATION>", "[default: 10s]"),
+    ] {
+        let at = help
+            .find(option)
+            .unwrap_or_else(|| panic!("{option} is not in `toolgate serve --help`"));
+        // The first default after the option is its own (each of these has one).
+        let rest = &help[at..];
+        let shown = rest
+            .find("[default: ")
+            .map(|start| &rest[start..start + rest[start..].find(']').unwrap_or(0) + 1]);
+        assert_eq!(shown, Some(default), "{option}");
+    }
+    assert!(help.contains("--audit-key <FILE>"));
+}

@@ -11,7 +11,7 @@ use jcs_digest::Digest;
 use serde_json::Value;
 use server_identity::TrustBundles;
 use server_identity::rustls::RootCertStore;
-use toolgate::audit::AuditLog;
+use toolgate::audit::{AuditLog, AuditOptions};
 use toolgate::definition_check::Freshness;
 use toolgate::mcp::ProtocolVersion;
 use toolgate::router::{Router, RouterOptions};
@@ -68,6 +68,8 @@ pub struct Setup {
     pub server: Option<Value>,
     /// The gateway's SPIFFE trust bundles (`RouterOptions.bundles`).
     pub bundles: TrustBundles,
+    /// How the audit log writes (deadline, argument key).
+    pub audit_options: AuditOptions,
 }
 
 impl Setup {
@@ -89,6 +91,7 @@ impl Setup {
             server_options: None,
             server: None,
             bundles: TrustBundles::new(),
+            audit_options: AuditOptions::new(),
         }
     }
 }
@@ -138,7 +141,9 @@ impl Harness {
         let audit_path = setup
             .audit_path
             .unwrap_or_else(|| temp_dir("audit").join("audit.jsonl"));
-        let audit = Arc::new(AuditLog::open(&audit_path, &measurement).unwrap());
+        let audit = Arc::new(
+            AuditLog::open_with(&audit_path, catalog.measurement(), &setup.audit_options).unwrap(),
+        );
         let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
         options.freshness = setup.freshness;
         options.upstream = setup.upstream_options;
@@ -299,6 +304,11 @@ impl ServeProcess {
             child,
             url: format!("http://{listen}{MCP_PATH}"),
         }
+    }
+
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// A client that has completed `initialize`, retrying while the process starts (bounded);

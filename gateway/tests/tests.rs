@@ -38,6 +38,10 @@ mod e2e_audit;
 // The client-facing transport: Host/Origin, -32020, sessions, sizes, pagination, stdio.
 mod server_protocol;
 
+// Client-side limits: header timeout, per-address connection and session caps, the byte budget,
+// the Host checks, unsupported versions and malformed Mcp-Name, over raw loopback HTTP/1.1.
+mod server_limits;
+
 // `toolgate demo`, in-process.
 mod e2e_demo;
 
@@ -50,6 +54,9 @@ mod definition_check;
 // Third-party peers: our client against FastMCP, the Python client and inspector-cli against the
 // demo upstream (ignored here: they need the peers; interop/run.sh runs them).
 mod upstream_interop;
+
+// The audit log under `toolgate serve`: one writer per log, a full disk (tmpfs), --audit-key.
+mod audit_serve;
 
 // `toolgate audit verify`: exit codes 0/1/2, text and JSON, `--catalog`, tampered logs.
 mod audit_cli;

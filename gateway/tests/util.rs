@@ -42,12 +42,18 @@ pub fn material(relative: &str) -> String {
     path.to_str().unwrap().to_owned()
 }
 
-/// Writes `bytes` to a fresh file under cargo's per-test temporary directory.
+/// Writes `bytes` to a file under cargo's per-test temporary directory. The file appears whole
+/// (written aside, then renamed): tests running at once may write the same name, and a reader
+/// must never see it half written.
 pub fn temp_file(name: &str, bytes: &[u8]) -> String {
+    static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("toolgate-cli");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
+    let n = WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let aside = dir.join(format!(".{name}.{}.{n}", std::process::id()));
+    std::fs::write(&aside, bytes).unwrap();
+    std::fs::rename(&aside, &path).unwrap();
     path.to_str().unwrap().to_owned()
 }
 
@@ -66,3 +72,27 @@ pub fn drifted_deepwiki() -> String {
         serde_json::to_string_pretty(&tools).unwrap().as_bytes(),
     )
 }
+
+/// The measurement of a one-entry catalog (catalog-store's crate example) whose tool is named
+/// `tool_name`: distinct names give distinct measurements.
+pub fn example_measurement(tool_name: &str) -> catalog_store::CatalogMeasurement {
+    let catalog = EXAMPLE_CATALOG.replace("crm.query", tool_name);
+    catalog_store::Catalog::from_slice(catalog.as_bytes())
+        .unwrap()
+        .measurement()
+        .clone()
+}
+
+/// The catalog of catalog-store's crate example: one valid entry.
+pub const EXAMPLE_CATALOG: &str = r#"[{
+    "tool_name": "crm.query",
+    "upstream_name": "query",
+    "server": {
+        "url": "https://crm.example.com/mcp",
+        "tls_fingerprint": "SHA256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"
+    },
+    "approved_definition": {"description": "Query CRM records", "input_schema": {"type": "object"}},
+    "definition_hash": "sha256:d27e33c778705256484428f8af088870389f4e23b9cd2265971c03d9142f38d8",
+    "added_at": "2026-06-01T00:00:00Z",
+    "approved_by": "security@example.com"
+}]"#;

@@ -78,8 +78,11 @@ impl StrictJsonErrorKind {
                 "escape a character outside the Basic Multilingual Plane as a high and low \
                  surrogate pair, or write it unescaped"
             }
+            // Said to whoever wrote the document (often a command-line user), so it names no
+            // library setter; a program that needs more sets `StrictReader::max_depth`.
             Self::TooDeep { .. } => {
-                "flatten the document, or raise the limit with StrictReader::max_depth"
+                "flatten the document: deeper nesting is refused so that no reader of it can be \
+                 driven to exhaust its stack"
             }
             Self::Syntax { .. } => "the input is not JSON (RFC 8259); fix the syntax",
         }

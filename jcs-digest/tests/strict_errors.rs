@@ -223,7 +223,8 @@ fn nesting_deeper_than_the_default_limit() {
     assert_eq!(
         error.to_string(),
         "arrays and objects nested deeper than the limit of 128 at line 1 column 129 (byte \
-         128): flatten the document, or raise the limit with StrictReader::max_depth"
+         128): flatten the document: deeper nesting is refused so that no reader of it can be \
+         driven to exhaust its stack"
     );
 }
 

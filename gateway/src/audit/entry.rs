@@ -7,54 +7,9 @@ use std::time::{Duration, SystemTime};
 use jcs_digest::{CanonicalizeError, Digest, canonicalize};
 use serde_json::Value;
 
+use crate::audit::arguments::ArgumentsDigest;
 use crate::audit::time::rfc3339_utc;
-
-/// Why a call was denied (DESIGN.md §5): the `error.data.reason` a client receives, and the
-/// `decision` the audit entry records.
-#[non_exhaustive]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum DenialReason {
-    /// The tool name is not in the catalog (seed 003 §4, step 2).
-    ToolNotInCatalog,
-    /// The upstream did not present the pinned key, certificate or SPIFFE ID (step 8).
-    IdentityMismatch,
-    /// The live definition does not hash to the approved digest, or the tool is absent from the
-    /// upstream's listing (step 10).
-    DefinitionMismatch,
-    /// The upstream could not be reached, or did not answer in time.
-    UpstreamUnavailable,
-    /// The upstream answered with a protocol error or a malformed response.
-    UpstreamError,
-}
-
-impl DenialReason {
-    /// Every reason, in the order of the routing steps.
-    pub const ALL: [DenialReason; 5] = [
-        DenialReason::ToolNotInCatalog,
-        DenialReason::IdentityMismatch,
-        DenialReason::DefinitionMismatch,
-        DenialReason::UpstreamUnavailable,
-        DenialReason::UpstreamError,
-    ];
-
-    /// The reason string: `tool_not_in_catalog`, `identity_mismatch`, `definition_mismatch`,
-    /// `upstream_unavailable` or `upstream_error`.
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            DenialReason::ToolNotInCatalog => "tool_not_in_catalog",
-            DenialReason::IdentityMismatch => "identity_mismatch",
-            DenialReason::DefinitionMismatch => "definition_mismatch",
-            DenialReason::UpstreamUnavailable => "upstream_unavailable",
-            DenialReason::UpstreamError => "upstream_error",
-        }
-    }
-}
-
-impl fmt::Display for DenialReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::denial::DenialReason;
 
 /// The outcome of one `tools/call`, as the audit entry's `decision` member writes it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -84,8 +39,8 @@ impl fmt::Display for Decision {
 /// A text that is not a decision string.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown decision {0:?}; a decision is \"allowed\", \"tool_not_in_catalog\", \
-     \"identity_mismatch\", \"definition_mismatch\", \"upstream_unavailable\" or \"upstream_error\""
+    "unknown decision {0:?}; a decision is \"allowed\" or a denial reason: {reasons}",
+    reasons = DenialReason::ALL.map(DenialReason::as_str).join(", ")
 )]
 pub struct UnknownDecision(pub String);
 
@@ -96,11 +51,9 @@ impl FromStr for Decision {
         if text == "allowed" {
             return Ok(Decision::Allowed);
         }
-        DenialReason::ALL
-            .into_iter()
-            .find(|reason| reason.as_str() == text)
+        text.parse::<DenialReason>()
             .map(Decision::Denied)
-            .ok_or_else(|| UnknownDecision(text.to_owned()))
+            .map_err(|_| UnknownDecision(text.to_owned()))
     }
 }
 
@@ -143,9 +96,10 @@ pub struct CallRecord {
     pub decision: Decision,
     /// A short human-readable detail (the denial message, or the upstream's error).
     pub detail: String,
-    /// The RFC 8785 digest of the call's `arguments` ([`arguments_digest`]); `None` when the call
-    /// had no arguments.
-    pub arguments: Option<Digest>,
+    /// The digest of the call's `arguments` ([`ArgumentsDigest::of`], or
+    /// [`AuditLog::arguments_digest`](super::AuditLog::arguments_digest) with the log's key), or
+    /// why there is none; `None` when the call had no arguments.
+    pub arguments: Option<ArgumentsDigest>,
     /// The client's `Mcp-Session-Id`, when it has one.
     pub session_id: Option<String>,
     /// The JSON-RPC `id` of the client's request.
@@ -175,7 +129,8 @@ impl CallRecord {
     }
 }
 
-/// The digest an audit entry holds for a call's arguments: SHA-256 of their RFC 8785 form.
+/// The unkeyed digest of a call's arguments: SHA-256 of their RFC 8785 form (what
+/// [`ArgumentsDigest::Sha256`] holds).
 ///
 /// # Errors
 ///
@@ -234,7 +189,12 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'stat
     let latency_us = u64::try_from(record.latency.as_micros())
         .unwrap_or(u64::MAX)
         .min(MAX_SAFE_INTEGER);
-    vec![
+    let arguments_digest = record
+        .arguments
+        .as_ref()
+        .and_then(ArgumentsDigest::text)
+        .map_or(Value::Null, Value::from);
+    let mut members = vec![
         ("time", rfc3339_utc(time).into()),
         ("event", EVENT_CALL.into()),
         ("tool", bounded(&record.tool, MAX_NAME).into()),
@@ -245,11 +205,18 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'stat
         ("observed_definition", digest(&record.observed_definition)),
         ("decision", record.decision.as_str().into()),
         ("detail", bounded(&record.detail, MAX_DETAIL).into()),
-        ("arguments_digest", digest(&record.arguments)),
+        ("arguments_digest", arguments_digest),
+    ];
+    // Only when there were arguments that could not be digested: a `null` digest then says why.
+    if let Some(ArgumentsDigest::NotComputable(reason)) = &record.arguments {
+        members.push(("arguments_not_digested", bounded(reason, MAX_DETAIL).into()));
+    }
+    members.extend([
         ("session_id", text(&record.session_id, MAX_SESSION)),
         ("request_id", request_id(record.request_id.as_ref())),
         ("latency_us", latency_us.into()),
-    ]
+    ]);
+    members
 }
 
 /// The members of a `gateway_started` entry: the catalog measurement now in force, and the one

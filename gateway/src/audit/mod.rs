@@ -19,13 +19,25 @@
 //!
 //! (one line in the file). `event` is `tools/call` for a decision (`decision` is `allowed` or a
 //! [`DenialReason`] string) or `gateway_started` for the start of a gateway run. Arguments are
-//! recorded as the digest of their RFC 8785 form ([`arguments_digest`]), never as values.
+//! recorded as the digest of their RFC 8785 form, never as values ([`ArgumentsDigest`]):
+//! `sha256:<hex>`, or `hmac-sha256:<hex>` keyed with [`AuditOptions::argument_key`]
+//! (`toolgate serve --audit-key FILE`), so that low-entropy arguments cannot be found by
+//! hashing guesses. Arguments are carried to the upstream as sent, so they need not have an
+//! RFC 8785 form (an integer beyond ±(2^53−1)); then `arguments_digest` is `null` and an
+//! `arguments_not_digested` member says why.
 //!
 //! # Decisions
 //!
 //! - **Durability.** [`AuditLog::record`] returns after the entry is written and
 //!   `fdatasync`ed. One writer thread takes every entry that arrived during the previous sync
 //!   and commits them with one write and one sync (group commit).
+//! - **One writer.** [`AuditLog::open`] takes an exclusive lock (`flock`) on the file and holds
+//!   it until the writer ends; a second gateway on the same file is refused with
+//!   [`AuditError::Locked`], naming the holder's pid as `/proc/locks` shows it.
+//! - **Deadline.** An entry not written and synced within [`AuditOptions::write_deadline`]
+//!   (default [`DEFAULT_WRITE_DEADLINE`]) fails its record with [`AuditError::Deadline`]: the
+//!   call is refused (-32603) and not forwarded, and the log refuses every later record. When
+//!   the late write finishes, its entries are cut from the file (their calls were refused).
 //! - **Restarts.** Every [`AuditLog::open`] appends a `gateway_started` entry carrying the
 //!   catalog measurement now in force (`catalog`) and the one in force before
 //!   (`previous_catalog`, `null` for a new log). An existing log is verified first and continued
@@ -35,10 +47,14 @@
 //! - **Torn last line.** A crash during a write can leave a last line without its newline. No
 //!   client was answered for it (answers wait for the sync). [`verify_file`] reports it as
 //!   [`ChainProblem::TornLine`], and [`AuditLog::open`] refuses to start with
-//!   [`AuditError::TornTail`], which gives the exact byte length to cut the file to: the gateway
-//!   never cuts evidence by itself.
-//! - **Failures.** After a failed write or sync nothing more is written and every later
-//!   [`AuditLog::record`] fails; the caller refuses the call rather than answer it unrecorded.
+//!   [`AuditError::TornTail`], which gives the exact byte length to cut the file to: a tail found
+//!   at start is evidence of a crash, and the gateway does not cut it by itself (it only cuts
+//!   back its own write that it saw fail, below).
+//! - **Failures.** After a failed write or sync (a full disk) the file is cut back to the end
+//!   of its last complete entry, so it still verifies, and the gateway's log says so (with the
+//!   `truncate` command to run if the cut itself failed). Nothing more is written and every
+//!   later [`AuditLog::record`] fails; the caller refuses the call rather than answer it
+//!   unrecorded.
 //! - **Limits.** The chain shows an entry that was edited, removed, inserted or reordered, but
 //!   not the removal of the last entries: compare [`ChainSummary::last_hash`] with a copy kept
 //!   elsewhere (the gateway logs it when it shuts down).
@@ -46,17 +62,24 @@
 //! # Example
 //!
 //! ```
-//! use toolgate::audit::{AuditLog, CallRecord, Decision, DenialReason, arguments_digest, verify_file};
-//! use jcs_digest::Digest;
+//! use catalog_store::Catalog;
+//! use toolgate::audit::{AuditLog, CallRecord, Decision, DenialReason, verify_file};
 //!
-//! # tokio::runtime::Builder::new_current_thread().build()?.block_on(async {
+//! # tokio::runtime::Builder::new_current_thread().enable_time().build()?.block_on(async {
 //! let path = std::env::temp_dir().join(format!("toolgate-doc-{}.jsonl", std::process::id()));
 //! # let _ = std::fs::remove_file(&path);
-//! let catalog = Digest::of(b"the catalog measurement");
-//! let log = AuditLog::open(&path, &catalog)?;
+//! let catalog = Catalog::from_slice(br#"[{
+//!     "tool_name": "crm.query", "upstream_name": "query",
+//!     "server": {"url": "https://crm.example.com/mcp",
+//!                "tls_fingerprint": "SHA256:2c26b46b68ffc68ff99b453c1d30413413422d706483bfa0f98a5e886266e7ae"},
+//!     "approved_definition": {"description": "Query CRM records", "input_schema": {"type": "object"}},
+//!     "definition_hash": "sha256:d27e33c778705256484428f8af088870389f4e23b9cd2265971c03d9142f38d8",
+//!     "added_at": "2026-06-01T00:00:00Z", "approved_by": "security@example.com"
+//! }]"#)?;
+//! let log = AuditLog::open(&path, catalog.measurement())?;
 //! let receipt = log
 //!     .record(CallRecord {
-//!         arguments: Some(arguments_digest(&serde_json::json!({"q": "secret"}))?),
+//!         arguments: Some(log.arguments_digest(&serde_json::json!({"q": "secret"}))),
 //!         detail: "the tool is not in the catalog".to_owned(),
 //!         ..CallRecord::new("no.such.tool", Decision::Denied(DenialReason::ToolNotInCatalog))
 //!     })
@@ -64,7 +87,7 @@
 //! assert_eq!(receipt.seq(), 1); // seq 0 is the `gateway_started` entry
 //! log.shutdown().await;
 //!
-//! let summary = verify_file(&path, Some(&catalog))?;
+//! let summary = verify_file(&path, Some(&catalog.measurement().digest()))?;
 //! assert_eq!(summary.entries(), 2);
 //! assert_eq!(summary.last_hash(), Some(receipt.hash()));
 //! # std::fs::remove_file(&path)?;
@@ -73,12 +96,15 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod arguments;
 mod chain;
 mod entry;
+mod lock;
 mod time;
 mod verify;
 mod writer;
 
+pub use arguments::{ArgumentKey, ArgumentKeyError, ArgumentsDigest, MIN_ARGUMENT_KEY_BYTES};
 pub use chain::AuditReceipt;
 pub use entry::{
     CallRecord, Decision, DenialReason, ObservedIdentity, UnknownDecision, arguments_digest,
@@ -87,4 +113,4 @@ pub use verify::{
     BrokenEntry, ChainProblem, ChainSummary, GatewayStart, MAX_LINE_BYTES, VerifyError,
     verify_file, verify_reader,
 };
-pub use writer::{AuditError, AuditLog};
+pub use writer::{AuditError, AuditLog, AuditOptions, DEFAULT_WRITE_DEADLINE};

@@ -4,21 +4,71 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::SystemTime;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, SystemTime};
 
-use jcs_digest::{CanonicalizeError, Digest};
+use catalog_store::CatalogMeasurement;
+use jcs_digest::CanonicalizeError;
+use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
+use crate::audit::arguments::{ArgumentKey, ArgumentsDigest};
 use crate::audit::chain::{AuditReceipt, ChainHead};
 use crate::audit::entry::{CallRecord, call_members, started_members};
+use crate::audit::lock::{LockFailure, lock_exclusive};
 use crate::audit::verify::{BrokenEntry, ChainProblem, VerifyError, verify_reader};
 
 /// Most entries committed by one write and one sync; a burst larger than this takes several.
 const MAX_BATCH: usize = 4096;
 /// Records waiting for the writer before `record` waits for room.
 const QUEUE_CAPACITY: usize = 8192;
+
+/// How much longer than the write deadline a shutdown waits for the writer to finish (a late
+/// group is cut from the file before the writer ends).
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// The default bound on one group's write and sync ([`AuditOptions::write_deadline`]).
+pub const DEFAULT_WRITE_DEADLINE: Duration = Duration::from_secs(10);
+
+/// How an [`AuditLog`] writes: the deadline of a write and sync, and the key of argument
+/// digests.
+#[derive(Clone, Debug)]
+pub struct AuditOptions {
+    write_deadline: Duration,
+    argument_key: Option<ArgumentKey>,
+}
+
+impl AuditOptions {
+    /// [`DEFAULT_WRITE_DEADLINE`], unkeyed (SHA-256) argument digests.
+    pub fn new() -> AuditOptions {
+        AuditOptions {
+            write_deadline: DEFAULT_WRITE_DEADLINE,
+            argument_key: None,
+        }
+    }
+
+    /// A record whose entry is not written and synced within `deadline` of its submission
+    /// fails ([`AuditError::Deadline`]), and so does every later one: the caller refuses the
+    /// call (DESIGN.md §5, fail closed). The entries of that late group are cut from the file
+    /// when the write finishes, since their calls were refused.
+    pub fn write_deadline(&mut self, deadline: Duration) -> &mut Self {
+        self.write_deadline = deadline;
+        self
+    }
+
+    /// Argument digests become HMAC-SHA-256 under `key` ([`AuditLog::arguments_digest`]).
+    pub fn argument_key(&mut self, key: ArgumentKey) -> &mut Self {
+        self.argument_key = Some(key);
+        self
+    }
+}
+
+impl Default for AuditOptions {
+    fn default() -> Self {
+        AuditOptions::new()
+    }
+}
 
 /// Why the audit log cannot record.
 #[non_exhaustive]
@@ -68,6 +118,33 @@ pub enum AuditError {
         /// The number of verified entries before it.
         entries: u64,
     },
+    /// Another process holds the log's lock: one gateway writes a log.
+    #[error(
+        "the audit log {path} is in use by {}: one gateway writes a log (two would break its \
+         chain); stop that gateway, or give this one another --audit file",
+        match holder {
+            Some(pid) => format!("process {pid} (it holds the file's lock, per /proc/locks)"),
+            None => "another process (it holds the file's lock; /proc/locks does not name it)".to_owned(),
+        }
+    )]
+    Locked {
+        /// The file.
+        path: PathBuf,
+        /// The pid of the process holding the lock, when known.
+        holder: Option<u32>,
+    },
+    /// The entry was not written and synced within the deadline; the log refuses every later
+    /// record.
+    #[error(
+        "the audit log {path} did not write and sync the entry within {deadline:?} (check the \
+         disk); the call was refused, and the log refuses every later call"
+    )]
+    Deadline {
+        /// The file.
+        path: PathBuf,
+        /// [`AuditOptions::write_deadline`].
+        deadline: Duration,
+    },
     /// An entry has no canonical form (not reachable with the texts and numbers the writer
     /// records; kept so that it can never panic).
     #[error("the audit entry has no canonical form: {0}")]
@@ -95,6 +172,23 @@ pub struct AuditLog {
     path: PathBuf,
     sender: mpsc::Sender<Command>,
     counters: Arc<Counters>,
+    state: Arc<Mutex<LogState>>,
+    write_deadline: Duration,
+    argument_key: Option<ArgumentKey>,
+}
+
+/// What the writer and the callers share: the failure that closed the log. The writer answers
+/// a group `Ok` while holding it, and a caller whose deadline passed sets the failure while
+/// holding it, so every entry is either answered `Ok` or cut from the file, never both. It is
+/// never held across file I/O.
+#[derive(Debug, Default)]
+struct LogState {
+    failure: Option<String>,
+}
+
+fn lock_state(state: &Mutex<LogState>) -> MutexGuard<'_, LogState> {
+    // A panic while holding it leaves a consistent `Option`: keep using it.
+    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[derive(Debug, Default)]
@@ -117,22 +211,42 @@ struct Pending {
 }
 
 impl AuditLog {
-    /// Opens the log at `path` for a gateway serving the catalog whose measurement is `catalog`,
-    /// creating it when it does not exist.
-    ///
-    /// A new log's first entry has `prev` = `catalog`. An existing log is verified first and
-    /// continued from its last `hash`; its first `prev` stays the first catalog's measurement.
-    /// Either way a `gateway_started` entry is appended, naming `catalog` and the measurement in
-    /// force before (so a restart with another catalog is on the record), and synced before this
-    /// returns. This blocks on file I/O: call it before serving, or in `spawn_blocking`.
-    ///
-    /// One gateway per log: two writers on one file would break the chain.
+    /// Opens the log at `path` for a gateway serving the catalog measured by `catalog`, with
+    /// [`AuditOptions::new`]; see [`AuditLog::open_with`].
     ///
     /// # Errors
     ///
-    /// [`AuditError::Broken`] when the log does not verify, [`AuditError::TornTail`] when it
-    /// ends in an incomplete line (neither is repaired silently), [`AuditError::Io`].
-    pub fn open(path: impl AsRef<Path>, catalog: &Digest) -> Result<AuditLog, AuditError> {
+    /// As [`AuditLog::open_with`].
+    pub fn open(
+        path: impl AsRef<Path>,
+        catalog: &CatalogMeasurement,
+    ) -> Result<AuditLog, AuditError> {
+        AuditLog::open_with(path, catalog, &AuditOptions::new())
+    }
+
+    /// Opens the log at `path` for a gateway serving the catalog measured by `catalog`,
+    /// creating it when it does not exist, and holds an exclusive lock on it until the writer
+    /// ends ([`AuditLog::shutdown`], or the log is dropped).
+    ///
+    /// A new log's first entry has `prev` = the measurement. An existing log is verified first
+    /// and continued from its last `hash`; its first `prev` stays the first catalog's
+    /// measurement. Either way a `gateway_started` entry is appended, naming this measurement
+    /// and the one in force before (so a restart with another catalog is on the record), and
+    /// synced before this returns. This blocks on file I/O: call it before serving, or in
+    /// `spawn_blocking`.
+    ///
+    /// # Errors
+    ///
+    /// [`AuditError::Locked`] when another gateway holds the log, [`AuditError::Broken`] when
+    /// the log does not verify, [`AuditError::TornTail`] when it ends in an incomplete line
+    /// (neither is repaired silently), [`AuditError::Io`].
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        catalog: &CatalogMeasurement,
+        options: &AuditOptions,
+    ) -> Result<AuditLog, AuditError> {
+        let catalog = catalog.digest();
+        let catalog = &catalog;
         let path = path.as_ref().to_path_buf();
         let io_error = |action, source| AuditError::Io {
             action,
@@ -146,6 +260,11 @@ impl AuditLog {
             .create(true)
             .open(&path)
             .map_err(|e| io_error("open", e))?;
+        match lock_exclusive(&file) {
+            Ok(()) => {}
+            Err(LockFailure::Held(holder)) => return Err(AuditError::Locked { path, holder }),
+            Err(LockFailure::Io(error)) => return Err(io_error("lock", error)),
+        }
         if !existed {
             sync_parent_directory(&path).map_err(|e| io_error("sync the directory of", e))?;
         }
@@ -203,18 +322,28 @@ impl AuditLog {
             ),
             &mut line,
         )?;
-        file.write_all(&line).map_err(|e| io_error("write", e))?;
-        file.sync_data().map_err(|e| io_error("sync", e))?;
+        let started = file
+            .write_all(&line)
+            .map_err(|e| io_error("write", e))
+            .and_then(|()| file.sync_data().map_err(|e| io_error("sync", e)));
+        if let Err(error) = started {
+            // A full disk can leave part of the line: cut it, so the log still verifies.
+            let _ = file.set_len(summary.bytes()).and_then(|()| file.sync_all());
+            return Err(error);
+        }
+        let committed_len = summary.bytes() + line.len() as u64;
         counters.entries.fetch_add(1, Ordering::Relaxed);
         counters.syncs.fetch_add(1, Ordering::Relaxed);
 
         let (sender, receiver) = mpsc::channel(QUEUE_CAPACITY);
+        let state = Arc::new(Mutex::new(LogState::default()));
         let writer = Writer {
             path: path.clone(),
-            file,
+            file: Some(file),
             head,
+            committed_len,
             counters: Arc::clone(&counters),
-            failure: None,
+            state: Arc::clone(&state),
         };
         std::thread::Builder::new()
             .name("toolgate-audit".to_owned())
@@ -224,7 +353,23 @@ impl AuditLog {
             path,
             sender,
             counters,
+            state,
+            write_deadline: options.write_deadline,
+            argument_key: options.argument_key.clone(),
         })
+    }
+
+    /// The digest of a call's `arguments` as this log records it: HMAC-SHA-256 under the
+    /// [`AuditOptions::argument_key`], else SHA-256, of their RFC 8785 form; or why there is
+    /// none (arguments are carried as sent, so they need not have one).
+    pub fn arguments_digest(&self, arguments: &Value) -> ArgumentsDigest {
+        ArgumentsDigest::of(arguments, self.argument_key.as_ref())
+    }
+
+    /// As [`AuditLog::arguments_digest`], for arguments carried as the client's bytes
+    /// ([`ArgumentsDigest::of_carried`]).
+    pub fn carried_arguments_digest(&self, arguments: &toolgate_mcp::RawJson) -> ArgumentsDigest {
+        ArgumentsDigest::of_carried(arguments, self.argument_key.as_ref())
     }
 
     /// Appends the entry for one decision and returns once it is on disk.
@@ -235,20 +380,51 @@ impl AuditLog {
     ///
     /// # Errors
     ///
-    /// [`AuditError::Io`] when the write or the sync failed (the log is closed from then on),
-    /// [`AuditError::Closed`] after [`AuditLog::shutdown`] or an earlier failure.
+    /// [`AuditError::Io`] when the write or the sync failed (the file is cut back to its last
+    /// complete entry and the log is closed from then on), [`AuditError::Deadline`] when they
+    /// did not finish within [`AuditOptions::write_deadline`], [`AuditError::Closed`] after
+    /// [`AuditLog::shutdown`] or an earlier failure.
+    ///
+    /// # Panics
+    ///
+    /// Outside a Tokio runtime with its time driver enabled (the deadline is a Tokio timer), as
+    /// every Tokio timer does.
     pub async fn record(&self, record: CallRecord) -> Result<AuditReceipt, AuditError> {
-        let (reply, receipt) = oneshot::channel();
+        if let Some(reason) = lock_state(&self.state).failure.clone() {
+            return Err(self.closed(Some(reason)));
+        }
+        let (reply, mut receipt) = oneshot::channel();
         let pending = Pending {
             record,
             time: SystemTime::now(),
             reply,
         };
-        self.sender
-            .send(Command::Record(Box::new(pending)))
-            .await
-            .map_err(|_| self.closed())?;
-        receipt.await.map_err(|_| self.closed())?
+        let deadline = self.write_deadline;
+        let submitted = async {
+            self.sender
+                .send(Command::Record(Box::new(pending)))
+                .await
+                .map_err(|_| self.closed(None))?;
+            (&mut receipt).await.map_err(|_| self.closed(None))?
+        };
+        match tokio::time::timeout(deadline, submitted).await {
+            Ok(answer) => answer,
+            Err(_) => {
+                let mut state = lock_state(&self.state);
+                // The writer answers while holding the state: an answer that is not here now
+                // will find the failure, and the writer cuts the entry from the file.
+                if let Ok(answer) = receipt.try_recv() {
+                    return answer;
+                }
+                let error = AuditError::Deadline {
+                    path: self.path.clone(),
+                    deadline,
+                };
+                tracing::error!(%error, "audit log failed; every later call will be refused");
+                state.failure.get_or_insert_with(|| error.to_string());
+                Err(error)
+            }
+        }
     }
 
     /// Waits until every entry given before this call is on disk, then closes the log: later
@@ -256,8 +432,10 @@ impl AuditLog {
     pub async fn shutdown(&self) {
         let (done, finished) = oneshot::channel();
         if self.sender.send(Command::Shutdown(done)).await.is_ok() {
-            // An error means the writer is gone, which is the goal.
-            let _ = finished.await;
+            // An error means the writer is gone, which is the goal. Bounded: a writer stuck in
+            // a sync past its deadline must not hold the shutdown forever.
+            let bound = self.write_deadline.saturating_add(SHUTDOWN_GRACE);
+            let _ = tokio::time::timeout(bound, finished).await;
         }
     }
 
@@ -277,10 +455,11 @@ impl AuditLog {
         self.counters.syncs.load(Ordering::Relaxed)
     }
 
-    fn closed(&self) -> AuditError {
+    fn closed(&self, reason: Option<String>) -> AuditError {
+        let reason = reason.or_else(|| lock_state(&self.state).failure.clone());
         AuditError::Closed {
             path: self.path.clone(),
-            reason: None,
+            reason,
         }
     }
 }
@@ -288,11 +467,13 @@ impl AuditLog {
 /// The writer thread's state.
 struct Writer {
     path: PathBuf,
-    file: File,
+    /// `None` once shut down: dropping the file releases the lock.
+    file: Option<File>,
     head: ChainHead,
+    /// The file's length after the last complete, synced group: where a failed write is cut.
+    committed_len: u64,
     counters: Arc<Counters>,
-    /// Set by the first failed write or sync; every later record gets it.
-    failure: Option<AuditError>,
+    state: Arc<Mutex<LogState>>,
 }
 
 impl Writer {
@@ -320,6 +501,8 @@ impl Writer {
             self.commit(&mut batch, &mut lines);
             if let Some(done) = shutdown {
                 tracing::info!(path = %self.path.display(), last_hash = %self.head.prev, "audit log closed");
+                // Unlock before saying so: a gateway started right after may take the log.
+                self.file = None;
                 let _ = done.send(());
                 return;
             }
@@ -331,13 +514,19 @@ impl Writer {
         if batch.is_empty() {
             return;
         }
-        if let Some(failure) = &self.failure {
+        let failure = lock_state(&self.state).failure.clone();
+        let (Some(file), None) = (self.file.as_mut(), failure.as_ref()) else {
+            let error = AuditError::Closed {
+                path: self.path.clone(),
+                reason: failure,
+            };
             for pending in batch.drain(..) {
-                let _ = pending.reply.send(Err(failure.clone()));
+                let _ = pending.reply.send(Err(error.clone()));
             }
             return;
-        }
+        };
         lines.clear();
+        let head_before = self.head.clone();
         let receipts: Vec<Result<AuditReceipt, AuditError>> = batch
             .iter()
             .map(|pending| {
@@ -346,37 +535,74 @@ impl Writer {
                     .map_err(AuditError::from)
             })
             .collect();
-        let written = self
-            .file
+        let written = file
             .write_all(lines)
             .map_err(|source| ("write", source))
-            .and_then(|()| self.file.sync_data().map_err(|source| ("sync", source)));
-        match written {
-            Ok(()) => {
+            .and_then(|()| file.sync_data().map_err(|source| ("sync", source)));
+        let shared = Arc::clone(&self.state);
+        let mut state = lock_state(&shared);
+        let error = match (written, state.failure.clone()) {
+            (Ok(()), None) => {
+                self.committed_len += lines.len() as u64;
                 let entries = receipts.iter().filter(|receipt| receipt.is_ok()).count() as u64;
                 self.counters.entries.fetch_add(entries, Ordering::Relaxed);
                 self.counters.syncs.fetch_add(1, Ordering::Relaxed);
                 for (pending, receipt) in batch.drain(..).zip(receipts) {
                     let _ = pending.reply.send(receipt);
                 }
+                return;
             }
-            Err((action, source)) => {
-                // After a failed write or sync the file's tail is unknown (a sync failure may
-                // have dropped dirty pages): write nothing more, and say so to every caller.
-                let error = AuditError::Io {
-                    action,
-                    path: self.path.clone(),
-                    source: Arc::new(source),
-                };
-                tracing::error!(%error, "audit log failed; every later call will be refused");
-                self.failure = Some(AuditError::Closed {
-                    path: self.path.clone(),
-                    reason: Some(error.to_string()),
-                });
-                for pending in batch.drain(..) {
-                    let _ = pending.reply.send(Err(error.clone()));
+            // Written, but after a caller's deadline: those calls were refused.
+            (Ok(()), Some(reason)) => AuditError::Closed {
+                path: self.path.clone(),
+                reason: Some(reason),
+            },
+            (Err((action, source)), _) => AuditError::Io {
+                action,
+                path: self.path.clone(),
+                source: Arc::new(source),
+            },
+        };
+        // Refuse first, then cut: the state is never held across I/O (a caller past its
+        // deadline takes it from async code, and a stuck disk must not stall that).
+        state.failure.get_or_insert_with(|| error.to_string());
+        drop(state);
+        // The file's tail is unknown (a partial line on a full disk; a late group whose calls
+        // were refused): cut it back to the last complete entry, then write nothing more.
+        self.head = head_before;
+        let cut = self.cut_back();
+        tracing::error!(%error, "{cut}; every later call will be refused");
+        {
+            let mut state = lock_state(&shared);
+            if let Some(reason) = state.failure.as_mut() {
+                if *reason == error.to_string() {
+                    *reason = format!("{reason}; {cut}");
                 }
             }
+        }
+        // Answered after the cut, so a caller that retries learns what became of the file.
+        for pending in batch.drain(..) {
+            let _ = pending.reply.send(Err(error.clone()));
+        }
+    }
+
+    /// Truncates the file to the end of the last complete entry; says what it did.
+    fn cut_back(&mut self) -> String {
+        let length = self.committed_len;
+        let last_seq = self.head.next_seq.saturating_sub(1);
+        let Some(file) = self.file.as_mut() else {
+            return "the log was already closed".to_owned();
+        };
+        match file.set_len(length).and_then(|()| file.sync_all()) {
+            Ok(()) => format!(
+                "the audit log was cut back to {length} bytes, the end of its last complete \
+                 entry (seq {last_seq}), so it verifies"
+            ),
+            Err(error) => format!(
+                "the audit log could not be cut back to its last complete entry ({error}); cut \
+                 it with `truncate -s {length} {}` before starting again",
+                self.path.display()
+            ),
         }
     }
 }

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 use catalog_store::{Catalog, CatalogLoadError};
 use jcs_digest::Digest;
 use serde_json::{Value, json};
-use toolgate::audit::{BrokenEntry, ChainProblem, ChainSummary, VerifyError, verify_file};
+use toolgate::audit::{
+    BrokenEntry, ChainProblem, ChainSummary, VerifyError, verify_file, verify_reader,
+};
 
 use crate::outcome::{Failure, Verdict, stdout_error};
 
@@ -20,17 +22,24 @@ pub(crate) struct AuditArgs {
 /// The `toolgate audit` subcommands.
 #[derive(Debug, clap::Subcommand)]
 pub(crate) enum AuditCommand {
-    /// Check an audit log's hash chain. Exit 0 when every entry verifies, 1 naming the first
-    /// entry that was edited, removed, reordered or cut, 2 when the log cannot be read.
+    /// Check an audit log's hash chain. Exit 0 when every entry verifies (and, with
+    /// --expect-head, the chain ends at that hash), 1 naming the first entry that was edited,
+    /// removed, reordered or cut (or both heads), 2 when the log cannot be read.
     Verify(VerifyArgs),
 }
 
 /// `toolgate audit verify`
 #[derive(Debug, clap::Args)]
 pub(crate) struct VerifyArgs {
-    /// The audit log, as `toolgate serve --audit FILE` writes it (JSON Lines).
-    #[arg(value_name = "FILE")]
+    /// The audit log, as `toolgate serve --audit FILE` writes it (JSON Lines); `-` reads
+    /// standard input.
+    #[arg(value_name = "FILE|-")]
     pub(crate) file: PathBuf,
+    /// Also check that the chain ends at this hash (`sha256:…`), the last hash of the log as
+    /// recorded elsewhere: the chain alone cannot show that its last entries were removed or
+    /// rewritten by someone who can write the file.
+    #[arg(long, value_name = "HASH")]
+    pub(crate) expect_head: Option<String>,
     /// Also check that the log was started with this catalog: the first entry's `prev` must be
     /// the catalog's measurement.
     #[arg(long, value_name = "FILE")]
@@ -57,16 +66,51 @@ fn run_verify(args: &VerifyArgs) -> Result<Verdict, Failure> {
     let measurement = catalog
         .as_ref()
         .map(|catalog| catalog.measurement().digest());
-    let file = args.file.display().to_string();
-    let (text, verdict) = match verify_file(&args.file, measurement.as_ref()) {
-        Ok(summary) => {
-            let text = if args.json {
-                render_summary_json(&file, &summary, measurement.as_ref())
-            } else {
-                render_summary_text(&file, &summary, measurement.as_ref())
-            };
-            (text, Verdict::Pass)
-        }
+    let expect_head = match &args.expect_head {
+        None => None,
+        Some(text) => Some(text.parse::<Digest>().map_err(|error| {
+            Failure::Usage(format!(
+                "--expect-head {text:?} is not a hash: {error}; give the `last hash` that \
+                 `toolgate audit verify` printed, such as sha256:<64 hex digits>"
+            ))
+        })?),
+    };
+    let from_stdin = args.file.as_os_str() == "-";
+    let file = if from_stdin {
+        "<standard input>".to_owned()
+    } else {
+        args.file.display().to_string()
+    };
+    let verified = if from_stdin {
+        verify_reader(std::io::stdin().lock(), measurement.as_ref()).map_err(|error| match error {
+            VerifyError::Io { source, .. } => VerifyError::Io {
+                path: file.clone(),
+                source,
+            },
+            broken => broken,
+        })
+    } else {
+        verify_file(&args.file, measurement.as_ref())
+    };
+    let (text, verdict) = match verified {
+        Ok(summary) => match expect_head {
+            Some(expected) if summary.last_hash() != Some(expected) => {
+                let text = if args.json {
+                    render_head_mismatch_json(&file, &summary, &expected)
+                } else {
+                    render_head_mismatch_text(&file, &summary, &expected)
+                };
+                (text, Verdict::Fail)
+            }
+            _ => {
+                let text = if args.json {
+                    render_summary_json(&file, &summary, measurement.as_ref())
+                } else {
+                    render_summary_text(&file, &summary, measurement.as_ref())
+                };
+                (text, Verdict::Pass)
+            }
+        },
         Err(VerifyError::Broken(entry)) => {
             let text = if args.json {
                 render_broken_json(&file, &entry)
@@ -143,6 +187,35 @@ fn render_summary_json(file: &str, summary: &ChainSummary, catalog: Option<&Dige
         "catalog": text(catalog.copied()),
         "decisions": decisions,
         "starts": starts,
+    });
+    format!("{object}\n")
+}
+
+fn head_text(summary: &ChainSummary) -> String {
+    summary
+        .last_hash()
+        .map_or_else(|| "(no entries)".to_owned(), |hash| hash.to_string())
+}
+
+fn render_head_mismatch_text(file: &str, summary: &ChainSummary, expected: &Digest) -> String {
+    format!(
+        "audit log head mismatch: {file}\nthe chain verifies but ends at {} (after {} entries), \
+         not at the expected head {expected}: entries after that head were removed or rewritten, \
+         or the head was recorded from another log\n",
+        head_text(summary),
+        summary.entries()
+    )
+}
+
+fn render_head_mismatch_json(file: &str, summary: &ChainSummary, expected: &Digest) -> String {
+    let object = json!({
+        "file": file,
+        "verified": false,
+        "entries": summary.entries(),
+        "head_mismatch": {
+            "expected": expected.to_string(),
+            "found": summary.last_hash().map(|hash| hash.to_string()),
+        },
     });
     format!("{object}\n")
 }

@@ -10,7 +10,7 @@ use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 use server_identity::TrustBundles;
 use server_identity::rustls::RootCertStore;
-use toolgate::audit::AuditLog;
+use toolgate::audit::{ArgumentKey, AuditLog, AuditOptions};
 use toolgate::definition_check::Freshness;
 use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, ServerOptions};
@@ -43,9 +43,20 @@ pub(crate) struct ServeOptionArgs {
         conflicts_with = "stdio"
     )]
     pub(crate) listen: SocketAddr,
-    /// The audit log (JSON Lines, hash-chained); appended to when it exists.
+    /// The audit log (JSON Lines, hash-chained); appended to when it exists. The gateway holds
+    /// an exclusive lock on it while it runs: a second gateway on the same file exits 2, naming
+    /// the process that holds it.
     #[arg(long, value_name = "FILE")]
     pub(crate) audit: PathBuf,
+    /// Key the audit log's argument digests with HMAC-SHA-256 (`hmac-sha256:…`), so that
+    /// low-entropy arguments cannot be found by hashing guesses. FILE holds at least 32 bytes,
+    /// used exactly as they are (`head -c 32 /dev/urandom > FILE`).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) audit_key: Option<PathBuf>,
+    /// How long writing and syncing an audit entry may take; past it the call is refused
+    /// (-32603, not forwarded) and so is every later call.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub(crate) audit_deadline: String,
     /// Serve one client on standard input and output (newline-delimited JSON-RPC) instead of
     /// HTTP; logs go to standard error.
     #[arg(long)]
@@ -76,6 +87,39 @@ pub(crate) struct ServeOptionArgs {
     /// The most bytes of one upstream tools/list, every page together (larger: upstream_error).
     #[arg(long, value_name = "BYTES", default_value_t = UpstreamOptions::default().max_listing_bytes)]
     pub(crate) max_listing_bytes: usize,
+    /// The request-body bytes all requests in flight may hold together; a request that would
+    /// exceed it is answered 503 at once (it counts its Content-Length, or --max-request-bytes
+    /// when it sends none).
+    #[arg(long, value_name = "BYTES", default_value_t = toolgate::server::DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT)]
+    pub(crate) max_request_bytes_in_flight: usize,
+    /// Client connections served at once; past it no more are accepted until one closes.
+    #[arg(long, value_name = "N", default_value_t = toolgate::server::DEFAULT_MAX_CONNECTIONS)]
+    pub(crate) max_connections: usize,
+    /// Connections one client address may hold open; one more is closed at once.
+    #[arg(long, value_name = "N", default_value_t = toolgate::server::DEFAULT_MAX_CONNECTIONS_PER_ADDRESS)]
+    pub(crate) max_connections_per_address: usize,
+    /// Live sessions (protocol versions up to 2025-11-25); past it the least recently used of
+    /// the address holding the most is dropped.
+    #[arg(long, value_name = "N", default_value_t = toolgate::server::DEFAULT_MAX_SESSIONS)]
+    pub(crate) max_sessions: usize,
+    /// Live sessions one client address may hold; past it that address's own least recently
+    /// used session is dropped, never another address's.
+    #[arg(long, value_name = "N", default_value_t = toolgate::server::DEFAULT_MAX_SESSIONS_PER_ADDRESS)]
+    pub(crate) max_sessions_per_address: usize,
+    /// How long a new connection has for its TLS handshake and its first request's headers
+    /// (or HTTP/2 preface), and an HTTP/1.1 keep-alive connection for its next request's
+    /// headers; a silent connection is closed after it.
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub(crate) header_timeout: String,
+    /// How long a connection may stay open with no request in flight (HTTP/1.1 and HTTP/2).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub(crate) idle_timeout: String,
+    /// HTTP/2: ping a quiet connection after this long.
+    #[arg(long, value_name = "DURATION", default_value = "20s")]
+    pub(crate) http2_keep_alive_interval: String,
+    /// HTTP/2: close the connection when a keep-alive ping is not answered within this.
+    #[arg(long, value_name = "DURATION", default_value = "20s")]
+    pub(crate) http2_keep_alive_timeout: String,
     /// Tools per tools/list page.
     #[arg(long, value_name = "N", default_value_t = toolgate::server::DEFAULT_PAGE_SIZE)]
     pub(crate) page_size: usize,
@@ -142,7 +186,21 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     server_options
         .max_request_bytes(args.max_request_bytes)
         .max_response_bytes(args.max_response_bytes)
-        .page_size(args.page_size);
+        .page_size(args.page_size)
+        .max_request_bytes_in_flight(args.max_request_bytes_in_flight)
+        .max_connections(args.max_connections)
+        .max_connections_per_address(args.max_connections_per_address)
+        .max_sessions(args.max_sessions)
+        .max_sessions_per_address(args.max_sessions_per_address)
+        .header_timeout(parse_duration("--header-timeout", &args.header_timeout)?)
+        .idle_timeout(parse_duration("--idle-timeout", &args.idle_timeout)?)
+        .http2_keep_alive(
+            parse_duration(
+                "--http2-keep-alive-interval",
+                &args.http2_keep_alive_interval,
+            )?,
+            parse_duration("--http2-keep-alive-timeout", &args.http2_keep_alive_timeout)?,
+        );
     for host in &args.allowed_host {
         server_options
             .allow_host(host)
@@ -158,8 +216,14 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
         _ => None,
     };
 
+    let mut audit_options = AuditOptions::new();
+    audit_options.write_deadline(parse_duration("--audit-deadline", &args.audit_deadline)?);
+    if let Some(key) = &args.audit_key {
+        let key = ArgumentKey::read(key).map_err(|error| Failure::Usage(error.to_string()))?;
+        audit_options.argument_key(key);
+    }
     let measurement = catalog.measurement().digest();
-    let audit = AuditLog::open(&args.audit, &measurement)
+    let audit = AuditLog::open_with(&args.audit, catalog.measurement(), &audit_options)
         .map_err(|error| Failure::Usage(error.to_string()))?;
     let audit = Arc::new(audit);
     let tools = catalog.entries().len();

@@ -37,14 +37,16 @@
 //! | reason | code |
 //! |---|---|
 //! | `tool_not_in_catalog` | -32602 ([`codes::TOOL_NOT_IN_CATALOG`], MCP's code for an unknown tool) |
+//! | `not_authorized` | -32005 ([`codes::NOT_AUTHORIZED`]; for the authorization of DESIGN.md §7) |
 //! | `identity_mismatch` | -32001 ([`codes::IDENTITY_MISMATCH`]) |
 //! | `definition_mismatch` | -32002 ([`codes::DEFINITION_MISMATCH`]) |
 //! | `upstream_unavailable` | -32003 ([`codes::UPSTREAM_UNAVAILABLE`]) |
 //! | `upstream_error` | -32004 ([`codes::UPSTREAM_ERROR`]) |
 //!
+//! Each reason's string, code and HTTP status are decided in one place, [`crate::denial`].
+//!
 //! An audit log that cannot record answers -32603 without `data.reason`: no decision was made.
 
-mod denial;
 mod upstreams;
 
 use std::collections::HashMap;
@@ -56,15 +58,13 @@ use serde_json::{Map, Value};
 use server_identity::rustls::RootCertStore;
 use server_identity::{IdentityError, PinMatch, TrustBundles};
 
-use crate::audit::{
-    AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity, arguments_digest,
-};
+use crate::audit::{AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity};
 use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
 use crate::mcp::{ErrorObject, RawJson, error_codes};
 use crate::upstream::{ObservedIdentity, UpstreamClient, UpstreamError, UpstreamOptions};
 
-pub use self::denial::{Denial, DenialReason, codes, error_code};
 pub use self::upstreams::RouterBuildError;
+pub use crate::denial::{Denial, DenialReason, codes, error_code};
 
 /// One `tools/call` as the client sent it.
 #[derive(Debug, Clone, PartialEq)]
@@ -269,14 +269,11 @@ impl Router {
             request_id,
         } = call;
         let arguments_value = call_arguments;
-        // AUDIT API: `arguments_digest` takes a `Value`, so the digest is computed only for
-        // arguments the strict reader accepts and that canonicalize (RFC 8785); for others
-        // (an integer beyond 2^53, a number beyond the double range) it is `None`, which the
-        // entry cannot yet tell apart from "no arguments". The call itself goes on either way.
+        // Arguments without an RFC 8785 form (an integer beyond 2^53, say) are still carried;
+        // their entry says why it holds no digest.
         let arguments = arguments_value
             .as_ref()
-            .and_then(|arguments| arguments.to_value().ok())
-            .and_then(|arguments| arguments_digest(&arguments).ok());
+            .map(|arguments| self.audit.carried_arguments_digest(arguments));
         let base = CallRecord {
             arguments,
             session_id,
@@ -543,11 +540,7 @@ fn upstream_denial(
     error: &UpstreamError,
     doing: &str,
 ) -> Denial {
-    let reason = match error.reason() {
-        crate::upstream::REASON_IDENTITY_MISMATCH => DenialReason::IdentityMismatch,
-        crate::upstream::REASON_UPSTREAM_UNAVAILABLE => DenialReason::UpstreamUnavailable,
-        _ => DenialReason::UpstreamError,
-    };
+    let reason = error.reason();
     let advice = match reason {
         DenialReason::IdentityMismatch => "nothing was sent to it",
         DenialReason::UpstreamUnavailable => {

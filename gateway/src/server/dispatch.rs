@@ -6,8 +6,10 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::denial::DenialReason;
 use crate::mcp::{
-    ErrorObject, META_SERVER_INFO, ProtocolVersion, RawJson, Request, error_codes, methods,
+    ErrorObject, Generation, META_SERVER_INFO, ProtocolVersion, RawJson, Request, error_codes,
+    methods,
 };
 use crate::router::ToolCall;
 
@@ -20,6 +22,23 @@ pub(crate) enum Exchange {
     Session(ProtocolVersion),
     /// A self-contained 2026-07-28 request whose `params._meta` envelope has been checked.
     Stateless(ProtocolVersion),
+}
+
+/// A request answered with an error: the error, and the denial reason when it is a denial (its
+/// HTTP status is the reason's, [`DenialReason::http_status`], not the code's).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Refusal {
+    pub(crate) error: ErrorObject,
+    pub(crate) denial: Option<DenialReason>,
+}
+
+impl From<ErrorObject> for Refusal {
+    fn from(error: ErrorObject) -> Refusal {
+        Refusal {
+            error,
+            denial: None,
+        }
+    }
 }
 
 /// The server's name and version, as `initialize` and `server/discover` report them.
@@ -64,11 +83,15 @@ pub(crate) async fn answer(
     exchange: Exchange,
     request: &Request,
     session: Option<&str>,
-) -> Result<RawJson, ErrorObject> {
+) -> Result<RawJson, Refusal> {
     let params = request.params.as_ref();
     let result: RawJson = match request.method.as_str() {
         methods::PING => Ok(json!({}).into()),
-        methods::TOOLS_LIST => gateway.listing.page(params).map(RawJson::from),
+        methods::TOOLS_LIST => gateway
+            .listing
+            .page(params)
+            .map(RawJson::from)
+            .map_err(Refusal::from),
         // The upstream's result, as it wrote it.
         methods::TOOLS_CALL => call_tool(gateway, request, session).await,
         methods::SERVER_DISCOVER if matches!(exchange, Exchange::Stateless(_)) => {
@@ -78,13 +101,50 @@ pub(crate) async fn answer(
             error_codes::INVALID_REQUEST,
             "initialize is not valid here: a 2026-07-28 request carries its protocol version in \
              params._meta; use server/discover, or send initialize without that envelope",
-        )),
-        other => Err(method_not_found(other)),
+        )
+        .into()),
+        other => Err(method_not_found(other).into()),
     }?;
     Ok(match exchange {
         Exchange::Session(_) => result,
         Exchange::Stateless(_) => stamp_stateless(&request.method, result),
     })
+}
+
+/// The versions the gateway serves, for the messages that refuse another.
+pub(crate) fn supported_versions() -> String {
+    let session: Vec<&str> = ProtocolVersion::of_generation(Generation::Session)
+        .map(ProtocolVersion::as_str)
+        .collect();
+    let stateless: Vec<&str> = ProtocolVersion::of_generation(Generation::Stateless)
+        .map(ProtocolVersion::as_str)
+        .collect();
+    format!(
+        "this gateway supports {} (with a session: send initialize first) and {} (stateless: \
+         params._meta carries the version)",
+        session.join(", "),
+        stateless.join(", ")
+    )
+}
+
+/// -32022 for a `params._meta` protocol version the gateway does not serve: the message names
+/// every served version, `data` lists the stateless ones (what a 2026-07-28 client may retry).
+pub(crate) fn unsupported_version(requested: &Value) -> ErrorObject {
+    let shown = match requested {
+        Value::String(text) => format!("{:?}", text.chars().take(100).collect::<String>()),
+        other => other.to_string().chars().take(100).collect(),
+    };
+    let stateless: Vec<&str> = ProtocolVersion::of_generation(Generation::Stateless)
+        .map(ProtocolVersion::as_str)
+        .collect();
+    ErrorObject::new(
+        error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+        format!(
+            "Unsupported protocol version {shown}: {}",
+            supported_versions()
+        ),
+    )
+    .with_data(json!({"supported": stateless, "requested": requested}))
 }
 
 pub(crate) fn method_not_found(method: &str) -> ErrorObject {
@@ -127,14 +187,14 @@ async fn call_tool(
     gateway: &Gateway,
     request: &Request,
     session: Option<&str>,
-) -> Result<RawJson, ErrorObject> {
+) -> Result<RawJson, Refusal> {
     let Some(params) = request.params.as_ref() else {
-        return Err(invalid_params("tools/call needs params with a \"name\""));
+        return Err(invalid_params("tools/call needs params with a \"name\"").into());
     };
     let Some(Value::String(name)) = params.get("name") else {
-        return Err(invalid_params(
-            "tools/call needs params.name, the tool's name as a string",
-        ));
+        return Err(
+            invalid_params("tools/call needs params.name, the tool's name as a string").into(),
+        );
     };
     // Carried as the client wrote them (well-formed, not rewritten: DESIGN.md §5).
     let arguments = match &request.arguments {
@@ -142,9 +202,7 @@ async fn call_tool(
         Some(raw) if raw.as_str() == "null" => None,
         Some(raw) if raw.is_object() => Some(raw.clone()),
         Some(_) => {
-            return Err(invalid_params(
-                "tools/call params.arguments must be an object",
-            ));
+            return Err(invalid_params("tools/call params.arguments must be an object").into());
         }
     };
     let meta = match params.get("_meta") {
@@ -159,7 +217,7 @@ async fn call_tool(
                 .collect();
             (!passed.is_empty()).then_some(passed)
         }
-        Some(_) => return Err(invalid_params("tools/call params._meta must be an object")),
+        Some(_) => return Err(invalid_params("tools/call params._meta must be an object").into()),
     };
     let mut call = ToolCall::new(name.clone());
     call.arguments = arguments;
@@ -170,7 +228,10 @@ async fn call_tool(
         .router
         .call_tool(call)
         .await
-        .map_err(|failure| failure.to_error_object())
+        .map_err(|failure| Refusal {
+            error: failure.to_error_object(),
+            denial: failure.denial().map(|denial| denial.reason),
+        })
 }
 
 fn invalid_params(message: &str) -> ErrorObject {

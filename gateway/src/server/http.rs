@@ -18,6 +18,7 @@
 //!   every other request must carry it (missing: 400, unknown or ended: 404).
 
 use std::convert::Infallible;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,7 +27,7 @@ use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::mcp::{
     ErrorObject, Generation, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, Message,
@@ -47,28 +48,25 @@ const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 type HttpResponse = http::Response<Full<Bytes>>;
 
 /// Answers one HTTP request. Never fails: every problem is an HTTP status or a JSON-RPC error.
+///
+/// `peer` is the client's address as its caps count it (`listen::client_key`), which owns the
+/// sessions it opens.
 pub(crate) async fn handle(
     gateway: Arc<Gateway>,
     request: http::Request<Incoming>,
+    peer: IpAddr,
 ) -> Result<HttpResponse, Infallible> {
-    Ok(route(&gateway, request).await)
+    Ok(route(&gateway, request, peer).await)
 }
 
-async fn route(gateway: &Gateway, request: http::Request<Incoming>) -> HttpResponse {
+async fn route(gateway: &Gateway, request: http::Request<Incoming>, peer: IpAddr) -> HttpResponse {
     if request.uri().path() != MCP_PATH {
         return plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is /mcp");
     }
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| {
-            request
-                .uri()
-                .authority()
-                .map(|authority| authority.as_str().to_owned())
-        });
+    let host = match request_host(&request) {
+        Ok(host) => host,
+        Err(response) => return *response,
+    };
     let origin_values: Vec<&HeaderValue> =
         request.headers().get_all(header::ORIGIN).iter().collect();
     let origin = match origin_values.as_slice() {
@@ -81,7 +79,7 @@ async fn route(gateway: &Gateway, request: http::Request<Incoming>) -> HttpRespo
         return plain(StatusCode::FORBIDDEN, &refusal.message());
     }
     match *request.method() {
-        Method::POST => post(gateway, request).await,
+        Method::POST => post(gateway, request, peer).await,
         Method::DELETE => delete(gateway, request.headers()),
         _ => {
             let mut response = plain(
@@ -95,6 +93,53 @@ async fn route(gateway: &Gateway, request: http::Request<Incoming>) -> HttpRespo
             response
         }
     }
+}
+
+/// The host the request names: its one `Host` header, or the authority of its target (HTTP/2's
+/// `:authority`, HTTP/1.1's absolute form). Two `Host` headers, or a target whose authority is
+/// not the `Host`, are refused (400): two parties could read two different hosts, and the
+/// rebinding check must see the one the client meant.
+fn request_host(request: &http::Request<Incoming>) -> Result<Option<String>, Box<HttpResponse>> {
+    let values: Vec<&HeaderValue> = request.headers().get_all(header::HOST).iter().collect();
+    let header = match values.as_slice() {
+        [] => None,
+        [one] => Some(one.to_str().map_err(|_| {
+            Box::new(plain(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the Host header is not visible ASCII",
+            ))
+        })?),
+        _ => {
+            return Err(Box::new(plain(
+                StatusCode::BAD_REQUEST,
+                "Bad Request: the request has more than one Host header; send exactly one",
+            )));
+        }
+    };
+    let authority = request
+        .uri()
+        .authority()
+        .map(|authority| authority.as_str());
+    match (header, authority) {
+        (Some(header), Some(authority)) if !header.eq_ignore_ascii_case(authority) => {
+            Err(Box::new(plain(
+                StatusCode::BAD_REQUEST,
+                &format!(
+                    "Bad Request: the request target names {:?} but the Host header names {:?}; \
+                     they must agree",
+                    shown_text(authority),
+                    shown_text(header)
+                ),
+            )))
+        }
+        (Some(host), _) | (None, Some(host)) => Ok(Some(host.to_owned())),
+        (None, None) => Ok(None),
+    }
+}
+
+/// At most 100 characters of a client's text, for a message.
+fn shown_text(text: &str) -> String {
+    text.chars().take(100).collect()
 }
 
 fn delete(gateway: &Gateway, headers: &HeaderMap) -> HttpResponse {
@@ -120,7 +165,7 @@ fn delete(gateway: &Gateway, headers: &HeaderMap) -> HttpResponse {
     }
 }
 
-async fn post(gateway: &Gateway, request: http::Request<Incoming>) -> HttpResponse {
+async fn post(gateway: &Gateway, request: http::Request<Incoming>, peer: IpAddr) -> HttpResponse {
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
     if !is_json_content_type(headers) {
@@ -137,6 +182,10 @@ async fn post(gateway: &Gateway, request: http::Request<Incoming>) -> HttpRespon
     if declared.is_some_and(|length| length > limit as u64) {
         return too_large(limit);
     }
+    // Held until the answer is built: the body and what is made of it are in memory till then.
+    let Some(_budget) = reserve_request_bytes(gateway, declared) else {
+        return budget_exhausted(gateway);
+    };
     let bytes =
         match tokio::time::timeout(BODY_READ_TIMEOUT, Limited::new(body, limit).collect()).await {
             Err(_) => {
@@ -171,6 +220,9 @@ async fn post(gateway: &Gateway, request: http::Request<Incoming>) -> HttpRespon
         // it as the transport requires and drop it.
         Message::Response(_) => accepted(),
         Message::Notification(notification) => {
+            if let Some(refusal) = unknown_version(headers, notification.params.as_ref()) {
+                return refusal;
+            }
             let stateless =
                 is_stateless(headers, &notification.method, notification.params.as_ref());
             if stateless {
@@ -191,13 +243,47 @@ async fn post(gateway: &Gateway, request: http::Request<Incoming>) -> HttpRespon
             }
         }
         Message::Request(request) => {
+            if let Some(refusal) = unknown_version(headers, request.params.as_ref()) {
+                return refusal;
+            }
             if is_stateless(headers, &request.method, request.params.as_ref()) {
                 stateless_request(gateway, headers, request).await
             } else {
-                session_request(gateway, headers, request).await
+                session_request(gateway, headers, request, peer).await
             }
         }
     }
+}
+
+/// A 400 for an `MCP-Protocol-Version` header naming no version the gateway serves, on a
+/// message without the 2026-07-28 envelope (whose own ladder answers -32022 with the list).
+fn unknown_version(
+    headers: &HeaderMap,
+    params: Option<&Map<String, Value>>,
+) -> Option<HttpResponse> {
+    let envelope = params
+        .and_then(|params| params.get("_meta"))
+        .and_then(Value::as_object)
+        .is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION));
+    let values: Vec<&HeaderValue> = headers
+        .get_all(mcp_headers::MCP_PROTOCOL_VERSION)
+        .iter()
+        .collect();
+    let [value] = values.as_slice() else {
+        return None;
+    };
+    let text = String::from_utf8_lossy(value.as_bytes());
+    if envelope || ProtocolVersion::from_wire(&text).is_some() {
+        return None;
+    }
+    Some(rpc_status(
+        StatusCode::BAD_REQUEST,
+        &format!(
+            "Bad Request: unsupported MCP-Protocol-Version {:?}; {}",
+            shown_text(&text),
+            dispatch::supported_versions()
+        ),
+    ))
 }
 
 /// Whether a message belongs to 2026-07-28: an `MCP-Protocol-Version` header outside the
@@ -232,20 +318,23 @@ async fn stateless_request(
             return json_response(gateway, status, Response::error(Some(id), error), None);
         }
     };
-    let response =
+    let (response, status) =
         match dispatch::answer(gateway, Exchange::Stateless(version), &request, None).await {
-            Ok(result) => Response::result(id, result),
-            Err(error) => Response::error(Some(id), error),
+            Ok(result) => (Response::result(id, result), StatusCode::OK),
+            Err(refusal) => {
+                let status = match refusal.denial {
+                    Some(reason) => reason.http_status(),
+                    None => stateless_status(refusal.error.code),
+                };
+                (Response::error(Some(id), refusal.error), status)
+            }
         };
-    let status = match &response.payload {
-        crate::mcp::ResponsePayload::Error(error) => stateless_status(error.code),
-        crate::mcp::ResponsePayload::Result(_) => StatusCode::OK,
-    };
     json_response(gateway, status, response, None)
 }
 
-/// The HTTP status of a 2026-07-28 error response (the table of the Python reference,
-/// `mcp.shared.inbound.ERROR_CODE_HTTP_STATUS`); denials and other errors are 200.
+/// The HTTP status of a 2026-07-28 error response that is not a denial (the table of the
+/// Python reference, `mcp.shared.inbound.ERROR_CODE_HTTP_STATUS`; other codes are 200). A
+/// denial's status is its reason's ([`crate::denial::DenialReason::http_status`]).
 fn stateless_status(code: i64) -> StatusCode {
     match code {
         error_codes::PARSE_ERROR
@@ -325,9 +414,16 @@ fn check_envelope(headers: &HeaderMap, request: &Request) -> Result<ProtocolVers
             .as_ref()
             .and_then(|params| params.get(member))
         {
-            let header_name = headers
-                .get(mcp_headers::MCP_NAME)
-                .and_then(|value| decode_header_value(value.as_bytes()));
+            let raw = headers.get(mcp_headers::MCP_NAME);
+            let header_name = raw.and_then(|value| decode_header_value(value.as_bytes()));
+            if raw.is_some() && header_name.is_none() {
+                return Err(mismatch(
+                    "the Mcp-Name header is malformed: a value outside printable ASCII (raw \
+                     UTF-8, say) must travel as =?base64?<base64 of its UTF-8>?=, and a \
+                     =?base64?…?= value must decode to UTF-8"
+                        .to_owned(),
+                ));
+            }
             if header_name.as_deref() != body_name.as_str() {
                 return Err(mismatch(format!(
                     "the Mcp-Name header ({}) does not match the body's params.{member} ({body_name})",
@@ -346,13 +442,7 @@ fn check_envelope(headers: &HeaderMap, request: &Request) -> Result<ProtocolVers
         .filter(|version| version.generation() == Generation::Stateless)
     {
         Some(version) => Ok(version),
-        None => Err(ErrorObject::new(
-            error_codes::UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-        )
-        .with_data(
-            json!({"supported": [ProtocolVersion::V2026_07_28.as_str()], "requested": version}),
-        )),
+        None => Err(dispatch::unsupported_version(body_version)),
     }
 }
 
@@ -370,11 +460,16 @@ fn mismatch(detail: String) -> ErrorObject {
     )
 }
 
-async fn session_request(gateway: &Gateway, headers: &HeaderMap, request: Request) -> HttpResponse {
+async fn session_request(
+    gateway: &Gateway,
+    headers: &HeaderMap,
+    request: Request,
+    peer: IpAddr,
+) -> HttpResponse {
     let id = request.id.clone();
     if request.method == methods::INITIALIZE {
         let (version, result) = dispatch::initialize(request.params.as_ref());
-        let session = match gateway.sessions.open(version) {
+        let session = match gateway.sessions.open(version, Some(peer)) {
             Ok(session) => session,
             Err(_) => {
                 let error = ErrorObject::new(
@@ -414,7 +509,7 @@ async fn session_request(gateway: &Gateway, headers: &HeaderMap, request: Reques
     .await
     {
         Ok(result) => Response::result(id, result),
-        Err(error) => Response::error(Some(id), error),
+        Err(refusal) => Response::error(Some(id), refusal.error),
     };
     json_response(gateway, StatusCode::OK, response, None)
 }
@@ -505,6 +600,35 @@ fn is_json_content_type(headers: &HeaderMap) -> bool {
         .and_then(|value| value.to_str().ok())
         .and_then(|text| text.split(';').next())
         .is_some_and(|media| media.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// The request's share of `--max-request-bytes-in-flight`: its `Content-Length`, or
+/// `--max-request-bytes` when it sends none (each bounded by the whole budget); `None` when the
+/// budget does not have it now.
+fn reserve_request_bytes(
+    gateway: &Gateway,
+    declared: Option<u64>,
+) -> Option<tokio::sync::SemaphorePermit<'_>> {
+    let limit = gateway.options.max_request_bytes as u64;
+    let budget = gateway.options.max_request_bytes_in_flight as u64;
+    let wanted = declared.unwrap_or(limit).min(limit).min(budget).max(1);
+    let wanted = u32::try_from(wanted).unwrap_or(u32::MAX);
+    gateway.request_budget.try_acquire_many(wanted).ok()
+}
+
+fn budget_exhausted(gateway: &Gateway) -> HttpResponse {
+    let mut response = plain(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &format!(
+            "Service Unavailable: the requests in flight hold the gateway's budget of {} request \
+             bytes (--max-request-bytes-in-flight); retry shortly",
+            gateway.options.max_request_bytes_in_flight
+        ),
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    response
 }
 
 fn too_large(limit: usize) -> HttpResponse {

@@ -22,8 +22,15 @@
 //!   2026-07-28 the statuses of the Python reference apply (400 for -32700, -32600, -32602,
 //!   -32020, -32021, -32022; 404 for -32601; 200 otherwise, including the gateway's denials
 //!   other than `tool_not_in_catalog`).
-//! - **Sessions** are 128-bit random hex ids, kept in memory (at most
-//!   [`DEFAULT_MAX_SESSIONS`] by default; the least recently used is dropped first).
+//! - **Sessions** are 128-bit random hex ids, kept in memory, owned by the client address that
+//!   opened them: at most [`DEFAULT_MAX_SESSIONS_PER_ADDRESS`] per address by default (past it
+//!   that address's least recently used is dropped) and [`DEFAULT_MAX_SESSIONS`] in all (past it
+//!   the address holding the most loses its least recently used).
+//! - **Client-side limits** ([`ServerOptions`]): a header timeout from the first byte (TLS
+//!   handshake, HTTP/1.1 headers, HTTP/2 preface), an idle timeout, HTTP/2 keep-alive, connection
+//!   caps in total and per client address, and a budget of request-body bytes in flight (503).
+//! - **Host**: two `Host` headers, or an absolute-form target whose authority is not the `Host`,
+//!   are 400. An unsupported `MCP-Protocol-Version` is answered with the supported list.
 //! - **2026-07-28 results** gain `resultType: "complete"` when the upstream's result lacks it
 //!   (that version requires it); listings also carry `cacheScope: "private"` and `ttlMs: 0`.
 //!   Nothing else of an upstream result is changed.
@@ -53,7 +60,10 @@ use crate::router::Router;
 
 pub use self::http::MCP_PATH;
 pub use self::options::{
-    DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_RESPONSE_BYTES, DEFAULT_MAX_SESSIONS, DEFAULT_PAGE_SIZE,
+    DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP2_KEEP_ALIVE_INTERVAL, DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+    DEFAULT_MAX_REQUEST_BYTES, DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT, DEFAULT_MAX_RESPONSE_BYTES,
+    DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_ADDRESS, DEFAULT_PAGE_SIZE,
     InvalidAllowListEntry, ServerOptions,
 };
 
@@ -67,6 +77,8 @@ pub struct Gateway {
     options: ServerOptions,
     sessions: SessionTable,
     listing: ToolListing,
+    /// Request-body bytes all requests in flight may hold together (one permit a byte).
+    request_budget: tokio::sync::Semaphore,
 }
 
 impl Gateway {
@@ -75,12 +87,16 @@ impl Gateway {
         let measurement = router.catalog().measurement().digest().to_string();
         let tag = measurement.strip_prefix("sha256:").unwrap_or(&measurement);
         let listing = ToolListing::new(router.listed_tools(), options.page_size, tag);
-        let sessions = SessionTable::new(options.max_sessions);
+        let sessions = SessionTable::new(options.max_sessions, options.max_sessions_per_address);
+        let budget = options
+            .max_request_bytes_in_flight
+            .min(tokio::sync::Semaphore::MAX_PERMITS);
         Arc::new(Gateway {
             router,
             options,
             sessions,
             listing,
+            request_budget: tokio::sync::Semaphore::new(budget),
         })
     }
 

@@ -1,6 +1,9 @@
-//! What the client-facing side may accept and send: sizes, page size, Host and Origin lists.
+//! What the client-facing side may accept and send: sizes, page size, Host and Origin lists,
+//! and the limits that keep one client from exhausting the gateway (DESIGN.md §5, "Client-side
+//! limits").
 
 use std::net::SocketAddr;
+use std::time::Duration;
 
 /// Limits and allow-lists for the client-facing side (DESIGN.md §5 "Clients").
 ///
@@ -14,6 +17,14 @@ pub struct ServerOptions {
     pub(crate) allowed_hosts: Vec<HostPattern>,
     pub(crate) allowed_origins: Vec<String>,
     pub(crate) max_sessions: usize,
+    pub(crate) max_sessions_per_address: usize,
+    pub(crate) max_connections: usize,
+    pub(crate) max_connections_per_address: usize,
+    pub(crate) header_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) http2_keep_alive_interval: Duration,
+    pub(crate) http2_keep_alive_timeout: Duration,
+    pub(crate) max_request_bytes_in_flight: usize,
 }
 
 /// The default bound on one request body: 4 MiB.
@@ -25,6 +36,27 @@ pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// The default number of live sessions (protocol versions up to 2025-11-25); the session used
 /// least recently is dropped when a new one would exceed it.
 pub const DEFAULT_MAX_SESSIONS: usize = 4096;
+/// The default number of live sessions one client address may hold; its own least recently used
+/// session is dropped when it opens one more, so one address cannot evict everyone else's.
+pub const DEFAULT_MAX_SESSIONS_PER_ADDRESS: usize = 256;
+/// The default number of client connections served at once; past it the gateway stops
+/// accepting until one closes (the kernel's backlog holds the rest).
+pub const DEFAULT_MAX_CONNECTIONS: usize = 4096;
+/// The default number of connections one client address may hold open; more are closed at once.
+/// A client address is an IPv4 address or an IPv6 /64 (one host commonly holds a whole /64).
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 256;
+/// The default time a new connection has to complete its TLS handshake and to send its first
+/// request's headers (HTTP/1.1) or its connection preface (HTTP/2); also the time an HTTP/1.1
+/// keep-alive connection may wait for its next request's headers.
+pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// The default time a connection may stay open with no request in flight.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// The default interval of HTTP/2 keep-alive pings on an otherwise quiet connection.
+pub const DEFAULT_HTTP2_KEEP_ALIVE_INTERVAL: Duration = Duration::from_secs(20);
+/// The default time an HTTP/2 keep-alive ping may go unanswered before the connection closes.
+pub const DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+/// The default budget of request-body bytes held by all requests in flight together: 64 MiB.
+pub const DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT: usize = 64 * 1024 * 1024;
 
 /// One entry of the Host allow-list: a host name or IP literal (IPv6 in brackets), with a
 /// port, or with any port.
@@ -119,6 +151,14 @@ impl ServerOptions {
             allowed_hosts,
             allowed_origins: Vec::new(),
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_sessions_per_address: DEFAULT_MAX_SESSIONS_PER_ADDRESS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            max_connections_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
+            header_timeout: DEFAULT_HEADER_TIMEOUT,
+            idle_timeout: DEFAULT_IDLE_TIMEOUT,
+            http2_keep_alive_interval: DEFAULT_HTTP2_KEEP_ALIVE_INTERVAL,
+            http2_keep_alive_timeout: DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT,
+            max_request_bytes_in_flight: DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT,
         }
     }
 
@@ -141,9 +181,61 @@ impl ServerOptions {
         self
     }
 
-    /// Live sessions kept for the 2025 protocol versions (at least 1).
+    /// Live sessions kept for the 2025 protocol versions (at least 1); past it the least
+    /// recently used is dropped.
     pub fn max_sessions(&mut self, sessions: usize) -> &mut Self {
         self.max_sessions = sessions.max(1);
+        self
+    }
+
+    /// Live sessions one client address may hold (at least 1); past it that address's own
+    /// least recently used session is dropped, never another address's.
+    pub fn max_sessions_per_address(&mut self, sessions: usize) -> &mut Self {
+        self.max_sessions_per_address = sessions.max(1);
+        self
+    }
+
+    /// Client connections served at once (at least 1); past it the gateway accepts no more
+    /// until one closes.
+    pub fn max_connections(&mut self, connections: usize) -> &mut Self {
+        self.max_connections = connections.max(1);
+        self
+    }
+
+    /// Connections one client address may hold open (at least 1); one more is closed as soon
+    /// as it is accepted.
+    pub fn max_connections_per_address(&mut self, connections: usize) -> &mut Self {
+        self.max_connections_per_address = connections.max(1);
+        self
+    }
+
+    /// The time a connection has for its TLS handshake and its first request's headers (or
+    /// HTTP/2 preface), and an HTTP/1.1 keep-alive connection for its next request's headers;
+    /// a connection that is silent longer is closed.
+    pub fn header_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.header_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The time a connection may stay open with no request in flight (HTTP/1.1 and HTTP/2).
+    pub fn idle_timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.idle_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// HTTP/2 keep-alive: a ping after `interval` of quiet, and the connection closed when it
+    /// is not answered within `timeout`.
+    pub fn http2_keep_alive(&mut self, interval: Duration, timeout: Duration) -> &mut Self {
+        self.http2_keep_alive_interval = interval.max(Duration::from_millis(1));
+        self.http2_keep_alive_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// The request-body bytes all requests in flight may hold together (at least 1). A request
+    /// that would exceed it is answered 503 at once, before its body is read; a request counts
+    /// its `Content-Length`, or `--max-request-bytes` when it sends none.
+    pub fn max_request_bytes_in_flight(&mut self, bytes: usize) -> &mut Self {
+        self.max_request_bytes_in_flight = bytes.max(1);
         self
     }
 

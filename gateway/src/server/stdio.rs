@@ -98,7 +98,7 @@ where
             let response = match exchange {
                 Ok(exchange) => match dispatch::answer(&gateway, exchange, &request, None).await {
                     Ok(result) => Response::result(id, result),
-                    Err(error) => Response::error(Some(id), error),
+                    Err(refusal) => Response::error(Some(id), refusal.error),
                 },
                 Err(error) => Response::error(Some(id), error),
             };
@@ -125,12 +125,15 @@ fn exchange_for(
         .and_then(Value::as_object)
         .and_then(|meta| meta.get(META_PROTOCOL_VERSION));
     match envelope_version {
-        None if request.method == methods::SERVER_DISCOVER => Ok(Exchange::Stateless(ProtocolVersion::V2026_07_28)),
+        None if request.method == methods::SERVER_DISCOVER => {
+            Ok(Exchange::Stateless(ProtocolVersion::V2026_07_28))
+        }
         None => Ok(Exchange::Session(session_version)),
         Some(version) => match version.as_str().and_then(ProtocolVersion::from_wire) {
-            Some(version) if version.generation() == Generation::Stateless => Ok(Exchange::Stateless(version)),
-            _ => Err(ErrorObject::new(error_codes::UNSUPPORTED_PROTOCOL_VERSION, "Unsupported protocol version")
-                .with_data(serde_json::json!({"supported": [ProtocolVersion::V2026_07_28.as_str()], "requested": version}))),
+            Some(version) if version.generation() == Generation::Stateless => {
+                Ok(Exchange::Stateless(version))
+            }
+            _ => Err(dispatch::unsupported_version(version)),
         },
     }
 }

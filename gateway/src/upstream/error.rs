@@ -8,12 +8,14 @@ use std::time::Duration;
 use serde_json::Value;
 use server_identity::IdentityError;
 
+use crate::denial::DenialReason;
+
 /// The denial reason for an identity failure.
-pub const REASON_IDENTITY_MISMATCH: &str = "identity_mismatch";
+pub const REASON_IDENTITY_MISMATCH: DenialReason = DenialReason::IdentityMismatch;
 /// The denial reason for an upstream that cannot be reached or does not answer in time.
-pub const REASON_UPSTREAM_UNAVAILABLE: &str = "upstream_unavailable";
+pub const REASON_UPSTREAM_UNAVAILABLE: DenialReason = DenialReason::UpstreamUnavailable;
 /// The denial reason for an upstream that answered, but not with a usable result.
-pub const REASON_UPSTREAM_ERROR: &str = "upstream_error";
+pub const REASON_UPSTREAM_ERROR: DenialReason = DenialReason::UpstreamError;
 
 /// Which part of an exchange ran out of time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -256,8 +258,9 @@ fn body_text(body: &str) -> String {
 
 impl UpstreamError {
     /// The denial reason (DESIGN.md §5): [`REASON_IDENTITY_MISMATCH`],
-    /// [`REASON_UPSTREAM_UNAVAILABLE`] or [`REASON_UPSTREAM_ERROR`].
-    pub fn reason(&self) -> &'static str {
+    /// [`REASON_UPSTREAM_UNAVAILABLE`] or [`REASON_UPSTREAM_ERROR`]. This is the one place an
+    /// upstream failure becomes a reason of [`crate::denial`]'s vocabulary.
+    pub fn reason(&self) -> DenialReason {
         match self {
             UpstreamError::Identity { .. } => REASON_IDENTITY_MISMATCH,
             UpstreamError::Connect { .. }

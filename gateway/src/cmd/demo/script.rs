@@ -149,7 +149,8 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
     // The gateway, in-process, with its audit log.
     let audit_path = directory.join("audit.jsonl");
     let audit = Arc::new(
-        AuditLog::open(&audit_path, &measurement).map_err(|e| setup("open the audit log")(&e))?,
+        AuditLog::open(&audit_path, catalog.measurement())
+            .map_err(|e| setup("open the audit log")(&e))?,
     );
     // No idle connections are kept: every call makes a new TLS connection, verified in its
     // handshake, so the impostor step meets whoever answers at the address now. (A pooled
