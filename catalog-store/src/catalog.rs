@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use jcs_digest::parse_strict;
 use serde_json::{Map, Value};
 
+use crate::binding::ServerBinding;
 use crate::endpoint::conflicting_identities;
 use crate::entry::{CatalogEntry, EntrySketch, read_entry};
 use crate::error::{CatalogError, CatalogLoadError, CollidingEntry};
 use crate::location::child;
 use crate::measurement::{CatalogMeasurement, measure};
 use crate::members::Problems;
-use crate::server::ServerBinding;
 use crate::warning::{CatalogWarning, find_warnings};
 
 /// The members of the object form of a catalog file.

@@ -5,11 +5,13 @@ use jcs_digest::{Digest, Profile, tool_definition_digest};
 use serde_json::{Map, Value};
 
 use crate::added_at::check_rfc3339;
+use crate::binding::ServerBinding;
+use crate::code_points::CodePoints;
 use crate::definition::normalize_definition;
 use crate::error::CatalogError;
 use crate::location::{EntryRef, child, element};
 use crate::members::{Field, Problems, json_type};
-use crate::server::{ServerBinding, ServerSketch, read_server};
+use crate::server::{ServerSketch, read_server};
 
 /// The members an entry may carry.
 pub(crate) const ENTRY_MEMBERS: &[&str] = &[
@@ -136,6 +138,9 @@ pub(crate) fn read_entry(
             "give the name clients call the tool by, e.g. \"salesforce.query\"",
         )
         .map(str::to_owned);
+    if let Field::Valid(name) = &tool_name {
+        refuse_control_characters(&mut problems, name, &pointer, "tool_name");
+    }
     let upstream_name = match problems.optional_string(
         entry,
         &pointer,
@@ -145,6 +150,12 @@ pub(crate) fn read_entry(
         Field::Absent => tool_name.clone(),
         other => other.map(str::to_owned),
     };
+
+    if let (Field::Valid(name), Some(Value::String(_))) =
+        (&upstream_name, entry.get("upstream_name"))
+    {
+        refuse_control_characters(&mut problems, name, &pointer, "upstream_name");
+    }
 
     let (server, server_sketch) = match server_object(&mut problems, entry, &pointer) {
         Some(server) => {
@@ -341,5 +352,24 @@ fn check_definition_hash(
             None
         }
         _ => Some(stored),
+    }
+}
+
+/// A name with control characters (C0, DEL, C1: `char::is_control`) is refused: it is shown
+/// to people and models and written to logs, where such characters hide or forge text.
+fn refuse_control_characters(
+    problems: &mut Problems<'_>,
+    name: &str,
+    pointer: &str,
+    member: &'static str,
+) {
+    let code_points = CodePoints::of(name, char::is_control);
+    if !code_points.is_empty() {
+        let at = problems.at(child(pointer, member));
+        problems.push(CatalogError::ControlCharacters {
+            at,
+            member,
+            code_points,
+        });
     }
 }

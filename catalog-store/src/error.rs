@@ -5,11 +5,14 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use jcs_digest::{Digest, DigestParseError, StrictJsonError, ToolDigestError};
-use server_identity::{AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeIdError};
+use server_identity::{
+    AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeId, SpiffeIdError,
+};
 
-use crate::endpoint::{AnchorsText, anchor_differences};
+use crate::binding::{AnchorsText, NetworkServer};
+use crate::code_points::CodePoints;
 use crate::location::Location;
-use crate::server::ServerBinding;
+use crate::printable::Printable;
 use crate::upstream_url::UrlProblem;
 
 /// A catalog that could not be loaded.
@@ -187,6 +190,37 @@ pub enum CatalogError {
         /// The rule that is broken, with its fix.
         source: AnchorsError,
     },
+    /// `spiffe_id` together with an explicit `tls_trust: "webpki"` (DESIGN.md §3): an
+    /// X509-SVID carries no host name for the web PKI check, the SPIFFE ID and its trust
+    /// domain's bundle replace that check, so writing both is a misunderstanding.
+    #[error(
+        "{at}: tls_trust \"webpki\" is written together with spiffe_id {spiffe_id}, but the SVID \
+         replaces the web PKI check (an X509-SVID carries no host name; its chain is checked \
+         against the trust bundle of its trust domain): remove tls_trust, or remove spiffe_id \
+         to trust the web PKI"
+    )]
+    SpiffeIdWithWebpkiTrust {
+        /// Where: the pointer of `tls_trust`.
+        at: Location,
+        /// The SPIFFE ID written next to it.
+        spiffe_id: SpiffeId,
+    },
+    /// A `tool_name` or `upstream_name` holds control characters (C0, DEL, C1): a name is
+    /// shown to people and models and written to logs, and a control character in it can
+    /// hide, reorder or forge what they read.
+    #[error(
+        "{at}: {member} contains control characters ({code_points}); a tool name is shown to \
+         people and models and written to logs, where control characters can hide or forge \
+         text: remove them"
+    )]
+    ControlCharacters {
+        /// Where: the pointer of the name.
+        at: Location,
+        /// `tool_name` or `upstream_name`.
+        member: &'static str,
+        /// The control characters, in order of appearance.
+        code_points: CodePoints,
+    },
     /// `spiffe_id` is not a SPIFFE ID.
     #[error("{at}: {source}")]
     BadSpiffeId {
@@ -303,18 +337,20 @@ pub enum CatalogError {
     ///
     /// Each entry that differs from the earliest entry for its endpoint is reported once,
     /// against that entry.
-    #[error("{}", IdentityConflictMessage { at, binding, other, other_binding, endpoint })]
+    #[error("{}", IdentityConflictMessage { at, binding, other, other_binding, endpoint, differences })]
     ConflictingServerIdentity {
         /// The later entry's `server` object.
         at: Location,
-        /// The later entry's server: its URL as written and its anchors.
-        binding: Box<ServerBinding>,
+        /// The later entry's server: its URL and its anchors.
+        binding: Box<NetworkServer>,
         /// The earlier entry's `server` object.
         other: Location,
-        /// The earlier entry's server: its URL as written and its anchors.
-        other_binding: Box<ServerBinding>,
+        /// The earlier entry's server: its URL and its anchors.
+        other_binding: Box<NetworkServer>,
         /// The endpoint both URLs reach, `host:port` (host lowercase, port 443 when absent).
         endpoint: String,
+        /// The members that differ, in schema order (`tls_fingerprint`, …, `tls_trust`).
+        differences: Vec<&'static str>,
     },
     /// Two or more entries share one `tool_name` (seed 003 §3): the whole catalog is refused.
     ///
@@ -348,6 +384,8 @@ impl CatalogError {
             | CatalogError::BadFingerprint { at, .. }
             | CatalogError::DuplicateFingerprint { at, .. }
             | CatalogError::BadSpiffeId { at, .. }
+            | CatalogError::SpiffeIdWithWebpkiTrust { at, .. }
+            | CatalogError::ControlCharacters { at, .. }
             | CatalogError::UnknownMode { at, .. }
             | CatalogError::BadAddedAt { at, .. }
             | CatalogError::BadDefinitionHash { at, .. }
@@ -417,15 +455,19 @@ impl fmt::Display for CollisionMessage<'_> {
 /// identities, what differs, and the fix.
 struct IdentityConflictMessage<'a> {
     at: &'a Location,
-    binding: &'a ServerBinding,
+    binding: &'a NetworkServer,
     other: &'a Location,
-    other_binding: &'a ServerBinding,
+    other_binding: &'a NetworkServer,
     endpoint: &'a str,
+    differences: &'a [&'static str],
 }
 
 impl fmt::Display for IdentityConflictMessage<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (url, other_url) = (self.binding.url(), self.other_binding.url());
+        let (url, other_url) = (
+            self.binding.url().as_str(),
+            self.other_binding.url().as_str(),
+        );
         write!(
             f,
             "{}: the server {} is bound here to {}, but {} binds ",
@@ -453,7 +495,7 @@ impl fmt::Display for IdentityConflictMessage<'_> {
              tls_trust (for a planned key rotation, list the new key in backup_fingerprints of \
              each)",
             AnchorsText(self.other_binding.anchors()),
-            anchor_differences(self.binding.anchors(), self.other_binding.anchors()).join(", "),
+            self.differences.join(", "),
             self.endpoint,
         )
     }
@@ -499,21 +541,5 @@ impl fmt::Display for Recomputed {
             ),
             None => Ok(()),
         }
-    }
-}
-
-/// Text as written, with control characters escaped so that it stays on its line.
-pub(crate) struct Printable<'a>(pub(crate) &'a str);
-
-impl fmt::Display for Printable<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        for character in self.0.chars() {
-            if character.is_control() {
-                write!(f, "{}", character.escape_default())?;
-            } else {
-                write!(f, "{character}")?;
-            }
-        }
-        Ok(())
     }
 }

@@ -23,7 +23,10 @@
 //! // The gateway looks a call up by its catalog name, and forwards it under the upstream name.
 //! let entry = catalog.lookup("crm.query").ok_or("not in catalog")?;
 //! assert_eq!(entry.upstream_name(), "query");
-//! assert_eq!(entry.server().url(), "https://crm.example.com/mcp");
+//! // The server is a network one, reached at a URL parsed once, at load.
+//! let server = entry.server().network().ok_or("not a network server")?;
+//! assert_eq!(server.url().as_str(), "https://crm.example.com/mcp");
+//! assert_eq!((server.url().authority(), server.url().port()), ("crm.example.com", 443));
 //! // The definition is normalized to MCP member names, with "name" = upstream_name.
 //! assert_eq!(entry.approved_definition()["inputSchema"]["type"], "object");
 //! assert_eq!(entry.approved_definition()["name"], "query");
@@ -58,33 +61,42 @@
 //! host and no user info or fragment; fingerprints, SPIFFE IDs, `rotation_mode` and
 //! `tls_trust` as `server-identity` parses them; RFC 3339 `added_at`; a `definition_hash` that
 //! recomputes; one identity per server (entries whose URLs reach the same `https` host and
-//! port must carry the same anchors); and unique tool names (seed 003 §3). Names outside MCP's
-//! recommended form and lookalike names across servers are [`CatalogWarning`]s. The crate's
+//! port must carry the same anchors); and unique tool names (seed 003 §3); names without
+//! control characters. Names outside MCP's recommended form, lookalike names across servers,
+//! names equal after NFC, and invisible or direction-changing characters in approved
+//! definitions ([`invisible_text`], public for checking live definitions too) are
+//! [`CatalogWarning`]s. The crate's
 //! README describes the file format field by field.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod added_at;
+mod binding;
 mod catalog;
+mod code_points;
 mod definition;
 mod endpoint;
 mod entry;
 mod error;
+mod invisible;
 mod location;
 mod measurement;
 mod members;
+mod printable;
 mod server;
 mod upstream_url;
 mod warning;
 
 pub use crate::{
+    binding::{NetworkServer, ServerBinding},
     catalog::{Catalog, UpstreamServer},
+    code_points::{CodePoints, is_invisible},
     entry::CatalogEntry,
     error::{CatalogError, CatalogLoadError, CollidingEntry},
+    invisible::{InvisibleText, invisible_text},
     location::{EntryRef, Location},
     measurement::{CATALOG_ENTRY_LABEL, CatalogMeasurement},
-    server::ServerBinding,
-    upstream_url::UrlProblem,
+    upstream_url::{Host, UpstreamUrl, UrlProblem},
     warning::{CatalogWarning, LookalikeRule},
 };

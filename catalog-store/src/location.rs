@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::error::Printable;
+use crate::printable::Printable;
 
 /// The catalog entry a problem belongs to: its 0-based index in the file (the same number as
 /// in its JSON Pointer) and its `tool_name`, when that could be read.

@@ -14,6 +14,7 @@ use catalog_fold::fold;
 use catalog_key::ToolKey;
 use jcs_digest::Digest;
 
+use crate::binding::{NetworkServer, ServerBinding};
 use crate::entry::CatalogEntry;
 
 /// The profile label of the per-entry preimage, and of the fold's duplicate and overflow texts.
@@ -63,7 +64,12 @@ impl CatalogMeasurement {
 /// written directly (members in RFC 8785 order, which for these ASCII names is byte order);
 /// this cannot fail, and a unit test checks it against `jcs_digest::canonicalize`.
 pub(crate) fn entry_preimage(entry: &CatalogEntry) -> Vec<u8> {
-    let server = entry.server();
+    match entry.server() {
+        ServerBinding::Network(server) => network_preimage(entry, server),
+    }
+}
+
+fn network_preimage(entry: &CatalogEntry, server: &NetworkServer) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
     out.extend_from_slice(b"{\"entry\":{\"backup_fingerprints\":[");
     for (position, backup) in server.sorted_backup_fingerprints().iter().enumerate() {
@@ -90,7 +96,7 @@ pub(crate) fn entry_preimage(entry: &CatalogEntry) -> Vec<u8> {
     out.extend_from_slice(b",\"upstream_name\":");
     write_string(&mut out, entry.upstream_name());
     out.extend_from_slice(b",\"url\":");
-    write_string(&mut out, server.url());
+    write_string(&mut out, server.url().as_str());
     out.extend_from_slice(b"},\"profile\":");
     write_string(&mut out, CATALOG_ENTRY_LABEL);
     out.push(b'}');
@@ -177,13 +183,13 @@ mod unit {
     /// The preimage as a value, canonicalized by `jcs-digest`: what the direct writer must equal.
     fn canonical_preimage(catalog: &Catalog) -> Vec<u8> {
         let entry = &catalog.entries()[0];
-        let server = entry.server();
+        let server = entry.server().network().unwrap();
         let value = json!({
             "profile": super::CATALOG_ENTRY_LABEL,
             "entry": {
                 "tool_name": entry.tool_name(),
                 "upstream_name": entry.upstream_name(),
-                "url": server.url(),
+                "url": server.url().as_str(),
                 "tls_fingerprint": server.tls_fingerprint().map(ToString::to_string),
                 "backup_fingerprints": server.sorted_backup_fingerprints(),
                 "spiffe_id": server.spiffe_id().map(|id| id.as_str()),
@@ -197,11 +203,16 @@ mod unit {
 
     #[test]
     fn the_direct_writer_escapes_as_rfc_8785_does() {
+        // Names with control characters no longer load, but the writer must stay exact.
+        let text = "q\"\\\u{0}\u{8}\t\n\u{c}\r\u{1f}\u{7f}é🚀";
+        let mut written = Vec::new();
+        super::write_string(&mut written, text);
+        assert_eq!(written, jcs_digest::canonicalize(&json!(text)).unwrap());
         let backups = json!([
             format!("SHA256:{}", "cd".repeat(32)),
             format!("SHA256:{}", "01".repeat(32))
         ]);
-        let catalog = catalog_named("q\"\\\u{0}\u{8}\t\n\u{c}\r\u{1f}\u{7f}é🚀", backups);
+        let catalog = catalog_named("q\"\\é🚀", backups);
         assert_eq!(
             entry_preimage(&catalog.entries()[0]),
             canonical_preimage(&catalog)
@@ -210,9 +221,16 @@ mod unit {
 
     proptest! {
         #[test]
-        fn the_direct_writer_agrees_with_canonicalize(name in "\\PC{1,40}|[\\x00-\\x7f]{1,40}") {
+        fn the_direct_writer_agrees_with_canonicalize(name in "\\PC{1,40}|[\\x20-\\x7e]{1,40}") {
             let catalog = catalog_named(&name, json!([]));
             prop_assert_eq!(entry_preimage(&catalog.entries()[0]), canonical_preimage(&catalog));
+        }
+
+        #[test]
+        fn strings_are_written_as_canonicalize_writes_them(text in "\\PC{0,40}|[\\x00-\\x7f]{1,40}") {
+            let mut written = Vec::new();
+            super::write_string(&mut written, &text);
+            prop_assert_eq!(written, jcs_digest::canonicalize(&json!(text)).unwrap());
         }
     }
 }

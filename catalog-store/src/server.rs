@@ -3,10 +3,12 @@
 use serde_json::{Map, Value};
 use server_identity::{AnchorsError, Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
 
+use crate::binding::{NetworkServer, ServerBinding};
+
 use crate::error::CatalogError;
 use crate::location::{child, element};
 use crate::members::{Field, Problems};
-use crate::upstream_url::check_upstream_url;
+use crate::upstream_url::UpstreamUrl;
 
 /// The members a `server` object may carry.
 pub(crate) const SERVER_MEMBERS: &[&str] = &[
@@ -20,101 +22,6 @@ pub(crate) const SERVER_MEMBERS: &[&str] = &[
 ];
 
 const WHY_SERVER: &str = "A typo in a security file must not load quietly: fix or remove it";
-
-/// The upstream server an entry is bound to: where to connect and how to know it is the one.
-///
-/// The anchors are `server-identity`'s [`ServerAnchors`], built (and so checked) by its own
-/// builder: exactly what the gateway hands to the handshake verifier. Fingerprints compare in
-/// constant time and display in the canonical `SHA256:<64 lowercase hex>` form whatever form
-/// the file used.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ServerBinding {
-    display_name: Option<String>,
-    url: String,
-    anchors: ServerAnchors,
-}
-
-impl ServerBinding {
-    /// `display_name`, for people; not part of the binding or the measurement.
-    pub fn display_name(&self) -> Option<&str> {
-        self.display_name.as_deref()
-    }
-
-    /// `url`: an `https` URL with a host and no user info or fragment, exactly as written.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
-    /// The identity anchors the handshake must satisfy.
-    pub fn anchors(&self) -> &ServerAnchors {
-        &self.anchors
-    }
-
-    /// `tls_fingerprint`: the pin the server's key (or certificate) must match.
-    pub fn tls_fingerprint(&self) -> Option<&Fingerprint> {
-        self.anchors.fingerprint()
-    }
-
-    /// `backup_fingerprints`, in file order: also accepted, for a planned key rotation. Empty
-    /// unless there is a `tls_fingerprint`.
-    pub fn backup_fingerprints(&self) -> &[Fingerprint] {
-        self.anchors.backup_fingerprints()
-    }
-
-    /// `spiffe_id`: the SPIFFE ID the server's SVID must carry.
-    pub fn spiffe_id(&self) -> Option<&SpiffeId> {
-        self.anchors.spiffe_id()
-    }
-
-    /// `rotation_mode`; `key-pinned` when absent.
-    pub fn rotation_mode(&self) -> RotationMode {
-        self.anchors.rotation_mode()
-    }
-
-    /// `tls_trust`; `webpki` when absent. `pin` only ever comes with a `tls_fingerprint` and
-    /// without a `spiffe_id`.
-    pub fn tls_trust(&self) -> TlsTrust {
-        self.anchors.tls_trust()
-    }
-
-    /// Everything that identifies the server, without the display name: entries with equal
-    /// keys share one upstream connection. The parts cannot hold `\n` (each was validated).
-    pub(crate) fn identity_key(&self) -> String {
-        let mut key = format!(
-            "{}\n{}\n{}",
-            self.url,
-            self.rotation_mode(),
-            self.tls_trust()
-        );
-        if let Some(fingerprint) = self.tls_fingerprint() {
-            key.push_str(&format!("\n{fingerprint}"));
-        }
-        for backup in self.sorted_backup_fingerprints() {
-            key.push_str(&format!("\nbackup {backup}"));
-        }
-        if let Some(spiffe_id) = self.spiffe_id() {
-            key.push_str(&format!("\nspiffe {spiffe_id}"));
-        }
-        key
-    }
-
-    /// The backups in canonical text order: a set, whatever order the file lists them in.
-    pub(crate) fn sorted_backup_fingerprints(&self) -> Vec<String> {
-        sorted_backup_fingerprints(&self.anchors)
-    }
-}
-
-/// The backups of `anchors` in canonical text order: a set, whatever order the file lists them
-/// in (the measurement and the one-identity-per-endpoint rule both compare them this way).
-pub(crate) fn sorted_backup_fingerprints(anchors: &ServerAnchors) -> Vec<String> {
-    let mut texts: Vec<String> = anchors
-        .backup_fingerprints()
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    texts.sort_unstable();
-    texts
-}
 
 /// What a collision report says about an entry's server, readable even when the entry is not.
 pub(crate) struct ServerSketch {
@@ -143,16 +50,21 @@ pub(crate) fn read_server(
         "url",
         "give the upstream's MCP endpoint, e.g. \"https://mcp.example.com/mcp\"",
     );
-    if let Field::Valid(url) = url {
-        if let Err(problem) = check_upstream_url(url) {
-            let at = problems.at(child(pointer, "url"));
-            problems.push(CatalogError::BadUrl {
-                at,
-                url: url.to_owned(),
-                problem,
-            });
-        }
-    }
+    let parsed_url = match url {
+        Field::Valid(text) => match text.parse::<UpstreamUrl>() {
+            Ok(parsed) => Some(parsed),
+            Err(problem) => {
+                let at = problems.at(child(pointer, "url"));
+                problems.push(CatalogError::BadUrl {
+                    at,
+                    url: text.to_owned(),
+                    problem,
+                });
+                None
+            }
+        },
+        Field::Absent | Field::Invalid => None,
+    };
 
     let fingerprint_hint =
         "give the SHA256:<hex> fingerprint of the server's key, or remove the member";
@@ -185,7 +97,16 @@ pub(crate) fn read_server(
     };
 
     let rotation_mode = read_mode::<RotationMode>(problems, server, pointer, "rotation_mode");
-    let tls_trust = read_mode::<TlsTrust>(problems, server, pointer, "tls_trust");
+    let mut tls_trust = read_mode::<TlsTrust>(problems, server, pointer, "tls_trust");
+    // Only an explicit `webpki` is refused: the default is what a SPIFFE-only server means.
+    if let (Field::Valid(id), Field::Valid(TlsTrust::Webpki)) = (&spiffe_id, tls_trust) {
+        let at = problems.at(child(pointer, "tls_trust"));
+        problems.push(CatalogError::SpiffeIdWithWebpkiTrust {
+            at,
+            spiffe_id: id.clone(),
+        });
+        tls_trust = Field::Invalid;
+    }
 
     // The combination rules are server-identity's (its builder refuses what its verifier
     // could not enforce); they are checked when every anchor field could be read, so that a
@@ -233,14 +154,13 @@ pub(crate) fn read_server(
     if problems.errors.len() != errors_before {
         return (None, sketch);
     }
-    let binding = url
-        .valid()
-        .zip(anchors)
-        .map(|(url, anchors)| ServerBinding {
+    let binding = parsed_url.zip(anchors).map(|(url, anchors)| {
+        ServerBinding::Network(NetworkServer {
             display_name: display_name.valid().map(str::to_owned),
-            url: url.to_owned(),
+            url,
             anchors,
-        });
+        })
+    });
     (binding, sketch)
 }
 

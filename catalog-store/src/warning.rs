@@ -1,10 +1,16 @@
-//! Warnings that do not refuse a catalog: names outside MCP's recommended form, and lookalike
-//! names across servers (the shadowing that exact name collisions, seed 003 §3, do not catch).
+//! Warnings that do not refuse a catalog: names outside MCP's recommended form, lookalike
+//! names across servers and names equal after NFC (the shadowing that exact name collisions,
+//! seed 003 §3, do not catch), and invisible or direction-changing characters in names and
+//! approved definitions (DESIGN.md §9).
 
 use std::collections::HashMap;
 use std::fmt;
 
+use unicode_normalization::UnicodeNormalization;
+
+use crate::code_points::{CodePoints, is_invisible};
 use crate::entry::CatalogEntry;
+use crate::invisible::{InvisibleText, invisible_text};
 
 /// The longest tool name MCP recommends, in characters.
 const RECOMMENDED_MAX_LEN: usize = 128;
@@ -43,6 +49,41 @@ pub enum CatalogWarning {
         other_url: String,
         /// Which comparison found them alike.
         rule: LookalikeRule,
+    },
+    /// Two names that are equal after Unicode NFC normalization but differ as written
+    /// (`café` with U+00E9, `café` with `e` + U+0301): they look the same to a person and may
+    /// be one name to a client that normalizes, but are two names to the gateway. Reported
+    /// whatever the servers, against the earliest such name.
+    NormalizationCollision {
+        /// The later entry's index.
+        index: usize,
+        /// The later entry's name.
+        tool_name: String,
+        /// The earlier entry's index.
+        other_index: usize,
+        /// The earlier entry's name.
+        other_tool_name: String,
+    },
+    /// A text of the approved definition (a string value or a member name, found by
+    /// [`invisible_text`](crate::invisible_text)) holds invisible or direction-changing
+    /// characters: what the approver saw is not what the model reads (DESIGN.md §9).
+    InvisibleCharacters {
+        /// The entry's index.
+        index: usize,
+        /// The entry's name.
+        tool_name: String,
+        /// Where in the approved definition, and which characters.
+        text: InvisibleText,
+    },
+    /// The `tool_name` holds invisible or direction-changing characters (reported here only
+    /// when it differs from `upstream_name`; otherwise the definition's `/name` reports them).
+    InvisibleCharactersInName {
+        /// The entry's index.
+        index: usize,
+        /// The entry's name.
+        tool_name: String,
+        /// The characters, in order of appearance.
+        code_points: CodePoints,
     },
 }
 
@@ -106,6 +147,43 @@ impl fmt::Display for CatalogWarning {
                      that they differ in more than {differ}"
                 )
             }
+            CatalogWarning::NormalizationCollision {
+                index,
+                tool_name,
+                other_index,
+                other_tool_name,
+            } => write!(
+                f,
+                "entry {index} (tool_name {tool_name:?}, non-ASCII: {}) and entry {other_index} \
+                 (tool_name {other_tool_name:?}, non-ASCII: {}) are one name after Unicode NFC \
+                 normalization but differ as written: they look the same to a person, and a \
+                 client that normalizes names calls one meaning the other; write the names in \
+                 NFC and rename one",
+                NonAscii(tool_name),
+                NonAscii(other_tool_name),
+            ),
+            CatalogWarning::InvisibleCharacters {
+                index,
+                tool_name,
+                text,
+            } => write!(
+                f,
+                "entry {index} (tool_name {tool_name:?}): approved_definition {text}; what a \
+                 person approves must be what the model reads: remove them, or make sure they \
+                 belong there"
+            ),
+            CatalogWarning::InvisibleCharactersInName {
+                index,
+                tool_name,
+                code_points,
+            } => write!(
+                f,
+                "entry {index} (tool_name {tool_name:?}): tool_name holds {} invisible or \
+                 direction-changing character{} ({code_points}); a person cannot tell the name \
+                 from one without them: remove them",
+                code_points.len(),
+                if code_points.len() == 1 { "" } else { "s" },
+            ),
         }
     }
 }
@@ -121,9 +199,15 @@ pub(crate) fn find_warnings(
         .filter_map(|(index, entry)| name_warning(index, entry))
         .collect();
     warnings.extend(lookalikes(entries, server_keys));
+    warnings.extend(normalization_collisions(entries));
+    warnings.extend(invisible_characters(entries));
+    // Stable: warnings of one kind keep their order.
     warnings.sort_by_key(|warning| match warning {
         CatalogWarning::NameNotRecommended { index, .. } => (*index, 0),
         CatalogWarning::Lookalike { index, .. } => (*index, 1),
+        CatalogWarning::NormalizationCollision { index, .. } => (*index, 2),
+        CatalogWarning::InvisibleCharactersInName { index, .. } => (*index, 3),
+        CatalogWarning::InvisibleCharacters { index, .. } => (*index, 4),
     });
     warnings
 }
@@ -182,10 +266,10 @@ fn lookalikes(entries: &[CatalogEntry], server_keys: &[String]) -> Vec<CatalogWa
         warnings.push(CatalogWarning::Lookalike {
             index,
             tool_name: this.tool_name().to_owned(),
-            url: this.server().url().to_owned(),
+            url: this.server().location_text().to_owned(),
             other_index: partner,
             other_tool_name: other.tool_name().to_owned(),
-            other_url: other.server().url().to_owned(),
+            other_url: other.server().location_text().to_owned(),
             rule,
         });
     }
@@ -197,4 +281,72 @@ fn fold_separators_and_case(name: &str) -> String {
         .filter(|c| !matches!(c, '-' | '_' | '.'))
         .flat_map(char::to_lowercase)
         .collect()
+}
+
+/// Names equal after NFC but different as written, each paired with the earliest name of its
+/// NFC form. An ASCII name is its own NFC form, but a non-ASCII one may normalize to it
+/// (U+212A KELVIN SIGN is `K`).
+fn normalization_collisions(entries: &[CatalogEntry]) -> Vec<CatalogWarning> {
+    let mut first_by_form: HashMap<String, usize> = HashMap::new();
+    let mut warnings = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let name = entry.tool_name();
+        let form: String = if name.is_ascii() {
+            name.to_owned()
+        } else {
+            name.nfc().collect()
+        };
+        let first = *first_by_form.entry(form).or_insert(index);
+        let other = &entries[first];
+        // Equal as written is a duplicate tool name, already an error; it cannot load.
+        if first != index && other.tool_name() != name {
+            warnings.push(CatalogWarning::NormalizationCollision {
+                index,
+                tool_name: name.to_owned(),
+                other_index: first,
+                other_tool_name: other.tool_name().to_owned(),
+            });
+        }
+    }
+    warnings
+}
+
+/// The non-ASCII code points of a name, or `none`.
+struct NonAscii<'a>(&'a str);
+
+impl fmt::Display for NonAscii<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let found = CodePoints::of(self.0, |c| !c.is_ascii());
+        if found.is_empty() {
+            f.write_str("none")
+        } else {
+            write!(f, "{found}")
+        }
+    }
+}
+
+/// Invisible or direction-changing characters in each entry's `tool_name` (when it is not also
+/// the definition's `name`) and approved definition.
+fn invisible_characters(entries: &[CatalogEntry]) -> Vec<CatalogWarning> {
+    let mut warnings = Vec::new();
+    for (index, entry) in entries.iter().enumerate() {
+        let tool_name = entry.tool_name();
+        if tool_name != entry.upstream_name() && tool_name.chars().any(is_invisible) {
+            warnings.push(CatalogWarning::InvisibleCharactersInName {
+                index,
+                tool_name: tool_name.to_owned(),
+                code_points: CodePoints::of(tool_name, is_invisible),
+            });
+        }
+        warnings.extend(
+            invisible_text(entry.approved_definition())
+                .into_iter()
+                .map(|text| CatalogWarning::InvisibleCharacters {
+                    index,
+                    tool_name: tool_name.to_owned(),
+                    text,
+                }),
+        );
+    }
+    warnings
 }

@@ -54,9 +54,11 @@ fn entry_accessors_return_the_file_values_with_defaults_filled_in() {
     assert_eq!(one.definition_hash(), H1.parse::<Digest>().unwrap());
     assert_eq!(one.added_at(), "2026-06-01T00:00:00Z");
     assert_eq!(one.approved_by(), "security@example.com");
-    let server = one.server();
+    assert_eq!(one.server().display_name(), Some("Salesforce MCP Server"));
+    let server = one.server().network().unwrap();
     assert_eq!(server.display_name(), Some("Salesforce MCP Server"));
-    assert_eq!(server.url(), "https://mcp.salesforce.com/mcp");
+    assert_eq!(server.url().as_str(), "https://mcp.salesforce.com/mcp");
+    assert_eq!(server.url().tls_endpoint(), "mcp.salesforce.com:443");
     assert_eq!(
         server.tls_fingerprint().map(ToString::to_string).as_deref(),
         Some(FP_A)
@@ -69,7 +71,12 @@ fn entry_accessors_return_the_file_values_with_defaults_filled_in() {
     assert_eq!(server.rotation_mode(), RotationMode::KeyPinned);
     assert_eq!(server.tls_trust(), TlsTrust::Webpki);
 
-    let two = catalog.lookup("crm.lookup").unwrap().server();
+    let two = catalog
+        .lookup("crm.lookup")
+        .unwrap()
+        .server()
+        .network()
+        .unwrap();
     assert_eq!(two.display_name(), None);
     assert_eq!(two.tls_fingerprint(), None);
     assert_eq!(two.rotation_mode(), RotationMode::KeyPinned);
@@ -148,7 +155,7 @@ fn server_options_are_read_and_fingerprints_canonicalized() {
         json!("pin"),
     );
     let catalog = load_valid(vec![entry]);
-    let server = catalog.entries()[0].server();
+    let server = catalog.entries()[0].server().network().unwrap();
     assert_eq!(server.tls_fingerprint().unwrap().to_string(), FP_A);
     assert_eq!(server.backup_fingerprints()[0].to_string(), FP_A2);
     assert_eq!(server.rotation_mode(), RotationMode::CertPinned);
@@ -170,7 +177,7 @@ fn servers_group_entries_by_their_whole_binding() {
         .iter()
         .map(|s| {
             (
-                s.binding().url(),
+                s.binding().location_text(),
                 s.tool_names().iter().map(String::as_str).collect(),
             )
         })

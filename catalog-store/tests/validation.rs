@@ -7,8 +7,8 @@ use catalog_store::{Catalog, CatalogError, CatalogLoadError};
 use serde_json::json;
 
 use crate::support::{
-    FP_A, FP_A2, H1_CHANGED, entry_one, entry_two, error_messages, load, single_error, with,
-    without,
+    FP_A, FP_A2, H1_CHANGED, entry_one, entry_two, error_messages, load, load_valid, single_error,
+    with, without,
 };
 
 const ENTRY_ALLOWED: &str = "tool_name, upstream_name, server, approved_definition, \
@@ -358,6 +358,63 @@ fn pin_trust_with_a_spiffe_id_is_refused() {
 }
 
 #[test]
+fn a_spiffe_id_with_an_explicit_webpki_trust_is_refused() {
+    // DESIGN.md §3: the SVID replaces the web PKI check; the default (absent) is fine.
+    assert_eq!(
+        single_error(with(entry_one(), "/server/tls_trust", json!("webpki"))),
+        format!(
+            "{E0} at /0/server/tls_trust: tls_trust \"webpki\" is written together with \
+             spiffe_id spiffe://corp.example/salesforce/mcp-server, but the SVID replaces the web \
+             PKI check (an X509-SVID carries no host name; its chain is checked against the trust \
+             bundle of its trust domain): remove tls_trust, or remove spiffe_id to trust the web PKI"
+        )
+    );
+    let fingerprint_only = without(entry_one(), "/server/spiffe_id");
+    load_valid(vec![with(
+        fingerprint_only,
+        "/server/tls_trust",
+        json!("webpki"),
+    )]);
+}
+
+#[test]
+fn a_tool_name_with_control_characters_is_refused_naming_the_code_points() {
+    // C0 (ESC, as in a terminal colour sequence), DEL and C1 (NEL); upstream_name keeps the
+    // definition hash as it was.
+    let entry = with(
+        with(
+            entry_one(),
+            "/tool_name",
+            json!("sales\u{1b}[31mforce\u{7f}\u{85}"),
+        ),
+        "/upstream_name",
+        json!("salesforce.query"),
+    );
+    assert_eq!(
+        single_error(entry),
+        "entry 0 (tool_name \"sales\\u{1b}[31mforce\\u{7f}\\u{85}\") at /0/tool_name: tool_name \
+         contains control characters (U+001B U+007F U+0085); a tool name is shown to people and \
+         models and written to logs, where control characters can hide or forge text: remove them"
+    );
+}
+
+#[test]
+fn an_upstream_name_with_control_characters_is_refused() {
+    let entry = with(entry_one(), "/upstream_name", json!("query\u{0}"));
+    let messages = error_messages(&json!([entry]));
+    assert_eq!(
+        messages[0],
+        format!(
+            "{E0} at /0/upstream_name: upstream_name contains control characters (U+0000); a \
+             tool name is shown to people and models and written to logs, where control \
+             characters can hide or forge text: remove them"
+        )
+    );
+    // The definition is hashed with that name, so the stored hash does not recompute either.
+    assert_eq!(messages.len(), 2, "{messages:#?}");
+}
+
+#[test]
 fn an_anchor_that_is_itself_wrong_is_reported_once_as_itself() {
     // No "no identity anchor" on top of the SPIFFE ID's own error.
     let entry = without(entry_one(), "/server/tls_fingerprint");
@@ -586,15 +643,21 @@ fn pointers_follow_the_object_form() {
 
 #[test]
 fn a_hostile_tool_name_cannot_forge_a_line_of_the_report() {
-    // upstream_name keeps the definition hash as it was, so the only problem is added_at.
+    // upstream_name keeps the definition hash as it was. The name itself is refused (it holds
+    // a newline); every message that shows it keeps it on one line.
     let entry = with(entry_one(), "/tool_name", json!("x\nentry 9 at /9: forged"));
     let entry = with(entry, "/upstream_name", json!("salesforce.query"));
-    let message = single_error(with(entry, "/added_at", json!("now")));
+    let messages = error_messages(&json!([with(entry, "/added_at", json!("now"))]));
     assert_eq!(
-        message,
-        "entry 0 (tool_name \"x\\nentry 9 at /9: forged\") at /0/added_at: added_at \"now\" is \
-         not an RFC 3339 date-time (too short for YYYY-MM-DDTHH:MM:SSZ); write it as, for \
-         example, \"2026-06-01T00:00:00Z\""
+        messages,
+        [
+            "entry 0 (tool_name \"x\\nentry 9 at /9: forged\") at /0/tool_name: tool_name \
+             contains control characters (U+000A); a tool name is shown to people and models and \
+             written to logs, where control characters can hide or forge text: remove them",
+            "entry 0 (tool_name \"x\\nentry 9 at /9: forged\") at /0/added_at: added_at \"now\" \
+             is not an RFC 3339 date-time (too short for YYYY-MM-DDTHH:MM:SSZ); write it as, for \
+             example, \"2026-06-01T00:00:00Z\""
+        ]
     );
 }
 

@@ -105,7 +105,7 @@ fn render_text(name: &str, catalog: &Catalog) -> String {
             .unwrap_or_default();
         out.push_str(&format!(
             "    {}{label}: {}\n",
-            binding.url(),
+            binding.location_text(),
             server.tool_names().join(", ")
         ));
     }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use catalog_store::{Catalog, ServerBinding};
+use catalog_store::{Catalog, NetworkServer};
 use server_identity::rustls::RootCertStore;
 use server_identity::{ServerAnchors, TrustBundles, client_config};
 
@@ -42,7 +42,7 @@ pub enum RouterBuildError {
 }
 
 /// The anchors a server binding pins.
-pub(crate) fn anchors_of(binding: &ServerBinding) -> Result<ServerAnchors, RouterBuildError> {
+pub(crate) fn anchors_of(binding: &NetworkServer) -> Result<ServerAnchors, RouterBuildError> {
     let mut builder = ServerAnchors::builder();
     if let Some(fingerprint) = binding.tls_fingerprint() {
         builder.fingerprint(*fingerprint);
@@ -57,7 +57,7 @@ pub(crate) fn anchors_of(binding: &ServerBinding) -> Result<ServerAnchors, Route
         .rotation_mode(binding.rotation_mode())
         .tls_trust(binding.tls_trust());
     builder.build().map_err(|error| RouterBuildError::Anchors {
-        url: binding.url().to_owned(),
+        url: binding.url().as_str().to_owned(),
         detail: error.to_string(),
     })
 }
@@ -72,8 +72,14 @@ pub(crate) fn build_upstreams(
     let mut clients = Vec::with_capacity(catalog.servers().len());
     let mut by_tool = HashMap::new();
     for server in catalog.servers() {
-        let binding = server.binding();
-        let url = binding.url().to_owned();
+        // Only network upstreams are served (local, stdio ones are not yet).
+        let Some(binding) = server.binding().network() else {
+            return Err(RouterBuildError::Upstream {
+                url: server.binding().location_text().to_owned(),
+                detail: "this gateway serves network (https) upstreams only".to_owned(),
+            });
+        };
+        let url = binding.url().as_str().to_owned();
         let anchors = anchors_of(binding)?;
         let tls = client_config(&anchors, roots.clone(), bundles).map_err(|error| {
             RouterBuildError::Tls {

@@ -1,0 +1,197 @@
+//! The server an entry is bound to, as values: where it is and how to know it is the one
+//! (seed 003 §1, DESIGN.md §3). Reading them from the file is `server.rs`'s business.
+
+use std::fmt;
+
+use server_identity::{Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
+
+use crate::upstream_url::UpstreamUrl;
+
+/// The upstream server an entry is bound to.
+///
+/// One variant per kind of upstream, each with only the members that kind has, so that code
+/// cannot ask a local server for its URL or forget that a server may not have one: the gateway
+/// matches, and refuses a kind it does not serve.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerBinding {
+    /// Reached over pinned TLS at a URL (`server.url`).
+    Network(NetworkServer),
+}
+
+impl ServerBinding {
+    /// `display_name`, for people; not part of the binding or the measurement.
+    pub fn display_name(&self) -> Option<&str> {
+        match self {
+            ServerBinding::Network(server) => server.display_name(),
+        }
+    }
+
+    /// The network server, or `None` for another kind.
+    pub fn network(&self) -> Option<&NetworkServer> {
+        match self {
+            ServerBinding::Network(server) => Some(server),
+        }
+    }
+
+    /// How a person recognises the server in a report: the URL as written.
+    pub fn location_text(&self) -> &str {
+        match self {
+            ServerBinding::Network(server) => server.url().as_str(),
+        }
+    }
+
+    /// Everything that identifies the server, without the display name: entries with equal
+    /// keys share one upstream connection. The parts cannot hold `\n` (each was validated).
+    pub(crate) fn identity_key(&self) -> String {
+        match self {
+            ServerBinding::Network(server) => server.identity_key(),
+        }
+    }
+}
+
+/// A network upstream: its URL and the identity anchors its TLS handshake must satisfy.
+///
+/// The anchors are `server-identity`'s [`ServerAnchors`], built (and so checked) by its own
+/// builder: exactly what the gateway hands to the handshake verifier. Fingerprints compare in
+/// constant time and display in the canonical `SHA256:<64 lowercase hex>` form whatever form
+/// the file used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NetworkServer {
+    pub(crate) display_name: Option<String>,
+    pub(crate) url: UpstreamUrl,
+    pub(crate) anchors: ServerAnchors,
+}
+
+impl NetworkServer {
+    /// `display_name`, for people; not part of the binding or the measurement.
+    pub fn display_name(&self) -> Option<&str> {
+        self.display_name.as_deref()
+    }
+
+    /// `url`, parsed: the gateway connects with its parts; `as_str()` is the URL as written.
+    pub fn url(&self) -> &UpstreamUrl {
+        &self.url
+    }
+
+    /// The identity anchors the handshake must satisfy.
+    pub fn anchors(&self) -> &ServerAnchors {
+        &self.anchors
+    }
+
+    /// `tls_fingerprint`: the pin the server's key (or certificate) must match.
+    pub fn tls_fingerprint(&self) -> Option<&Fingerprint> {
+        self.anchors.fingerprint()
+    }
+
+    /// `backup_fingerprints`, in file order: also accepted, for a planned key rotation. Empty
+    /// unless there is a `tls_fingerprint`.
+    pub fn backup_fingerprints(&self) -> &[Fingerprint] {
+        self.anchors.backup_fingerprints()
+    }
+
+    /// `spiffe_id`: the SPIFFE ID the server's SVID must carry.
+    pub fn spiffe_id(&self) -> Option<&SpiffeId> {
+        self.anchors.spiffe_id()
+    }
+
+    /// `rotation_mode`; `key-pinned` when absent.
+    pub fn rotation_mode(&self) -> RotationMode {
+        self.anchors.rotation_mode()
+    }
+
+    /// `tls_trust`; `webpki` when absent. `pin` only ever comes with a `tls_fingerprint` and
+    /// without a `spiffe_id`.
+    pub fn tls_trust(&self) -> TlsTrust {
+        self.anchors.tls_trust()
+    }
+
+    /// The backups in canonical text order: a set, whatever order the file lists them in.
+    pub(crate) fn sorted_backup_fingerprints(&self) -> Vec<String> {
+        sorted_backup_fingerprints(&self.anchors)
+    }
+
+    fn identity_key(&self) -> String {
+        let mut key = format!(
+            "{}\n{}\n{}",
+            self.url,
+            self.rotation_mode(),
+            self.tls_trust()
+        );
+        if let Some(fingerprint) = self.tls_fingerprint() {
+            key.push_str(&format!("\n{fingerprint}"));
+        }
+        for backup in self.sorted_backup_fingerprints() {
+            key.push_str(&format!("\nbackup {backup}"));
+        }
+        if let Some(spiffe_id) = self.spiffe_id() {
+            key.push_str(&format!("\nspiffe {spiffe_id}"));
+        }
+        key
+    }
+}
+
+/// The backups of `anchors` in canonical text order: a set, whatever order the file lists them
+/// in (the measurement and the one-identity-per-endpoint rule both compare them this way).
+pub(crate) fn sorted_backup_fingerprints(anchors: &ServerAnchors) -> Vec<String> {
+    let mut texts: Vec<String> = anchors
+        .backup_fingerprints()
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    texts.sort_unstable();
+    texts
+}
+
+/// The members in which two anchor sets differ, in schema order; empty when they are the same
+/// identity. Backups are compared as a set (their order in the file is not a difference).
+pub(crate) fn anchor_differences(a: &ServerAnchors, b: &ServerAnchors) -> Vec<&'static str> {
+    let mut differences = Vec::new();
+    if a.fingerprint() != b.fingerprint() {
+        differences.push("tls_fingerprint");
+    }
+    if sorted_backup_fingerprints(a) != sorted_backup_fingerprints(b) {
+        differences.push("backup_fingerprints");
+    }
+    if a.spiffe_id() != b.spiffe_id() {
+        differences.push("spiffe_id");
+    }
+    if a.rotation_mode() != b.rotation_mode() {
+        differences.push("rotation_mode");
+    }
+    if a.tls_trust() != b.tls_trust() {
+        differences.push("tls_trust");
+    }
+    differences
+}
+
+/// An identity in full, defaults written out, backups sorted:
+/// `{tls_fingerprint: SHA256:…, backup_fingerprints: [], spiffe_id: none, rotation_mode:
+/// key-pinned, tls_trust: webpki}`.
+pub(crate) struct AnchorsText<'a>(pub(crate) &'a ServerAnchors);
+
+impl fmt::Display for AnchorsText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let anchors = self.0;
+        f.write_str("{tls_fingerprint: ")?;
+        match anchors.fingerprint() {
+            Some(fingerprint) => write!(f, "{fingerprint}")?,
+            None => f.write_str("none")?,
+        }
+        write!(
+            f,
+            ", backup_fingerprints: [{}], spiffe_id: ",
+            sorted_backup_fingerprints(anchors).join(", ")
+        )?;
+        match anchors.spiffe_id() {
+            Some(id) => write!(f, "{id}")?,
+            None => f.write_str("none")?,
+        }
+        write!(
+            f,
+            ", rotation_mode: {}, tls_trust: {}}}",
+            anchors.rotation_mode(),
+            anchors.tls_trust()
+        )
+    }
+}
