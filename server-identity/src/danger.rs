@@ -10,7 +10,7 @@ use rustls::{DigitallySignedStruct, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 
 /// A verifier that **accepts any certificate chain** and records it, for looking at what a
-/// server presents (`toolgate identity`, [`observe`](crate::observe)).
+/// server presents (`toolgate identity`, then [`Observation::of_chain`](crate::Observation::of_chain)).
 ///
 /// It still verifies the handshake signatures with the presented leaf's key through the ring
 /// provider, so what it records is a chain whose key the server holds. It must never guard a

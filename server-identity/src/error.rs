@@ -3,8 +3,10 @@
 
 use std::fmt;
 use std::io;
+use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::entrypoint::FileDigest;
 use crate::fingerprint::Fingerprint;
 use crate::modes::RotationMode;
 use crate::problem::CertificateProblem;
@@ -22,6 +24,8 @@ pub enum Anchor {
     Webpki,
     /// `spiffe_id`: the SVID, its ID and its chain to the trust domain's bundle.
     SpiffeId,
+    /// `entrypoint_digests` of a local (stdio) server: the files it is started from.
+    Entrypoint,
 }
 
 impl fmt::Display for Anchor {
@@ -31,6 +35,7 @@ impl fmt::Display for Anchor {
             Anchor::TlsFingerprint => "tls_fingerprint",
             Anchor::Webpki => "tls_trust webpki",
             Anchor::SpiffeId => "spiffe_id",
+            Anchor::Entrypoint => "entrypoint",
         })
     }
 }
@@ -117,6 +122,21 @@ pub enum IdentityError {
         /// The SVID's ID.
         presented: SpiffeId,
     },
+    /// The SVID leaf lacks the `digitalSignature` key usage, or has no keyUsage extension at
+    /// all (X509-SVID §4.3: the extension MUST be set and a leaf MUST set digitalSignature).
+    #[error(
+        "identity mismatch (spiffe_id): the leaf for {presented} has {}; an X509-SVID leaf must \
+         carry the keyUsage extension with digitalSignature (X509-SVID §4.3): reissue the SVID \
+         with it",
+        key_usage_text(key_usage)
+    )]
+    SvidWithoutDigitalSignature {
+        /// The SVID's ID.
+        presented: SpiffeId,
+        /// The keyUsage bits the leaf sets (RFC 5280 names, in bit order); `None` when it has
+        /// no keyUsage extension.
+        key_usage: Option<Vec<String>>,
+    },
     /// The SVID chain does not validate to the trust domain's bundle (or is out of date).
     #[error(
         "identity mismatch (spiffe_id): the SVID does not validate to the trust bundle of \
@@ -128,7 +148,38 @@ pub enum IdentityError {
         /// Why.
         problem: CertificateProblem,
     },
+    /// A local server's entrypoint file does not have its pinned digest; nothing was started.
+    #[error(
+        "identity mismatch (entrypoint): {} has digest {observed}, expected {expected}; the \
+         server was not started; {REPIN}",
+        path.display()
+    )]
+    EntrypointMismatch {
+        /// The pinned path (a symlink as listed, not its target).
+        path: PathBuf,
+        /// The pinned digest.
+        expected: FileDigest,
+        /// The digest of the bytes read now.
+        observed: FileDigest,
+    },
+    /// A local server's entrypoint file cannot be read to check it; nothing was started.
+    #[error(
+        "identity mismatch (entrypoint): cannot read {} to check its digest: {detail}; the \
+         server was not started; check the path and its permissions, or {REPIN}",
+        path.display()
+    )]
+    EntrypointUnreadable {
+        /// The pinned path (a symlink as listed, not its target).
+        path: PathBuf,
+        /// Why it could not be read (the I/O error).
+        detail: String,
+    },
 }
+
+/// What to do when an entrypoint changed or moved on purpose.
+const REPIN: &str = "if the change was intended (an upgrade), re-pin with `toolgate identity \
+     --command -- CMD ARGS…` and update entrypoint_digests in the catalog; otherwise find out \
+     who changed it";
 
 fn backups_text(backups: &[Fingerprint]) -> String {
     if backups.is_empty() {
@@ -136,6 +187,14 @@ fn backups_text(backups: &[Fingerprint]) -> String {
     }
     let list: Vec<String> = backups.iter().map(ToString::to_string).collect();
     format!(" (or a backup: {})", list.join(", "))
+}
+
+fn key_usage_text(key_usage: &Option<Vec<String>>) -> String {
+    match key_usage.as_deref() {
+        None => "no keyUsage extension".to_owned(),
+        Some([]) => "an empty keyUsage".to_owned(),
+        Some(bits) => format!("keyUsage {} without digitalSignature", bits.join(", ")),
+    }
 }
 
 fn uris_text(uris: &[String]) -> String {
@@ -157,7 +216,10 @@ impl IdentityError {
             | IdentityError::SvidInvalidId { .. }
             | IdentityError::SpiffeIdMismatch { .. }
             | IdentityError::SvidIsCa { .. }
+            | IdentityError::SvidWithoutDigitalSignature { .. }
             | IdentityError::SvidChainRejected { .. } => Anchor::SpiffeId,
+            IdentityError::EntrypointMismatch { .. }
+            | IdentityError::EntrypointUnreadable { .. } => Anchor::Entrypoint,
         }
     }
 

@@ -77,10 +77,7 @@ impl Hash for Fingerprint {
 impl fmt::Display for Fingerprint {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("SHA256:")?;
-        for byte in self.0 {
-            write!(f, "{byte:02x}")?;
-        }
-        Ok(())
+        crate::hex::write_lower(f, &self.0)
     }
 }
 
@@ -169,13 +166,9 @@ impl FromStr for Fingerprint {
 }
 
 fn parse_plain_hex(hex: &str, offset: usize) -> Result<Fingerprint, FingerprintError> {
-    let mut out = [0u8; 32];
-    for (index, byte) in out.iter_mut().enumerate() {
-        let high = hex_value(hex, 2 * index, offset, "hex")?;
-        let low = hex_value(hex, 2 * index + 1, offset, "hex")?;
-        *byte = (high << 4) | low;
-    }
-    Ok(Fingerprint(out))
+    crate::hex::decode_32(hex)
+        .map(Fingerprint)
+        .map_err(|at| invalid_character(hex, at, offset, "hex"))
 }
 
 fn parse_colon_hex(text: &str, offset: usize) -> Result<Fingerprint, FingerprintError> {
@@ -243,21 +236,11 @@ fn hex_value(
     offset: usize,
     form: &'static str,
 ) -> Result<u8, FingerprintError> {
-    match text.as_bytes().get(at) {
-        Some(&digit @ b'0'..=b'9') => Ok(digit - b'0'),
-        Some(&digit @ b'a'..=b'f') => Ok(digit - b'a' + 10),
-        Some(&digit @ b'A'..=b'F') => Ok(digit - b'A' + 10),
-        _ => Err(invalid_character(text, at, offset, form)),
-    }
+    crate::hex::digit(text.as_bytes(), at).map_err(|at| invalid_character(text, at, offset, form))
 }
 
 fn invalid_character(text: &str, at: usize, offset: usize, form: &'static str) -> FingerprintError {
-    // `at` may fall inside a multi-byte character: report the character that contains it.
-    let start = (0..=at.min(text.len()))
-        .rev()
-        .find(|&i| text.is_char_boundary(i))
-        .unwrap_or(0);
-    let character = text[start..].chars().next().unwrap_or('\u{FFFD}');
+    let (character, start) = crate::hex::char_at(text, at);
     FingerprintError::InvalidCharacter {
         form,
         character,

@@ -1,11 +1,12 @@
 //! The facts about a leaf certificate that the identity checks read, parsed once.
 
 use x509_parser::certificate::X509Certificate;
-use x509_parser::extensions::GeneralName;
+use x509_parser::extensions::{GeneralName, KeyUsage};
 use x509_parser::prelude::FromDer;
 
 use crate::fingerprint::Fingerprint;
 use crate::problem::{CertificateProblem, from_x509};
+use crate::timestamp::UtcTimestamp;
 
 /// A parsed leaf: both fingerprints, its URI SANs and the bits the SVID rules look at.
 #[derive(Debug, Clone)]
@@ -20,10 +21,15 @@ pub(crate) struct Leaf {
     pub(crate) is_ca: bool,
     /// keyUsage keyCertSign or cRLSign (X509-SVID §4.3 forbids both in a leaf).
     pub(crate) signs_certificates: bool,
-    /// notBefore, seconds since 1970.
-    pub(crate) not_before: i64,
-    /// notAfter, seconds since 1970.
-    pub(crate) not_after: i64,
+    /// The keyUsage bits set, by their RFC 5280 names in bit order; `None` without a keyUsage
+    /// extension (X509-SVID §4.3 requires one with digitalSignature in a leaf).
+    pub(crate) key_usage: Option<Vec<String>>,
+    /// keyUsage is present and has digitalSignature.
+    pub(crate) digital_signature: bool,
+    /// notBefore.
+    pub(crate) not_before: UtcTimestamp,
+    /// notAfter.
+    pub(crate) not_after: UtcTimestamp,
 }
 
 impl Leaf {
@@ -61,21 +67,54 @@ impl Leaf {
             .basic_constraints()
             .map_err(extension)?
             .is_some_and(|constraints| constraints.value.ca);
-        let signs_certificates = certificate
-            .key_usage()
-            .map_err(extension)?
+        let key_usage = certificate.key_usage().map_err(extension)?;
+        let signs_certificates = key_usage
+            .as_ref()
             .is_some_and(|usage| usage.value.key_cert_sign() || usage.value.crl_sign());
+        let digital_signature = key_usage
+            .as_ref()
+            .is_some_and(|usage| usage.value.digital_signature());
+        let key_usage = key_usage.map(|usage| key_usage_names(usage.value));
         let validity = certificate.validity();
+        // X.509 times have four-digit years at most, so this fails only on a parser fault.
+        let time = |seconds: i64| {
+            UtcTimestamp::from_unix_seconds(seconds).map_err(|error| {
+                CertificateProblem::Malformed {
+                    detail: format!("validity date: {error}"),
+                }
+            })
+        };
         Ok(Leaf {
             spki: Fingerprint::of_spki(certificate.tbs_certificate.subject_pki.raw),
             certificate: Fingerprint::of_certificate(der),
             uri_sans,
             is_ca,
             signs_certificates,
-            not_before: validity.not_before.timestamp(),
-            not_after: validity.not_after.timestamp(),
+            key_usage,
+            digital_signature,
+            not_before: time(validity.not_before.timestamp())?,
+            not_after: time(validity.not_after.timestamp())?,
         })
     }
+}
+
+/// The RFC 5280 §4.2.1.3 names of the bits set, in bit order.
+fn key_usage_names(usage: &KeyUsage) -> Vec<String> {
+    [
+        (usage.digital_signature(), "digitalSignature"),
+        (usage.non_repudiation(), "nonRepudiation"),
+        (usage.key_encipherment(), "keyEncipherment"),
+        (usage.data_encipherment(), "dataEncipherment"),
+        (usage.key_agreement(), "keyAgreement"),
+        (usage.key_cert_sign(), "keyCertSign"),
+        (usage.crl_sign(), "cRLSign"),
+        (usage.encipher_only(), "encipherOnly"),
+        (usage.decipher_only(), "decipherOnly"),
+    ]
+    .into_iter()
+    .filter(|(set, _)| *set)
+    .map(|(_, name)| name.to_owned())
+    .collect()
 }
 
 /// What a leaf certificate presents: the values a server's anchors are compared with. For
@@ -99,11 +138,14 @@ impl PresentedIdentity {
     ///
     /// [`CertificateProblem`] when the bytes are not one X.509 certificate.
     pub fn of_certificate(certificate_der: &[u8]) -> Result<PresentedIdentity, CertificateProblem> {
-        let leaf = Leaf::parse(certificate_der)?;
-        Ok(PresentedIdentity {
+        Leaf::parse(certificate_der).map(|leaf| PresentedIdentity::of_leaf(&leaf))
+    }
+
+    pub(crate) fn of_leaf(leaf: &Leaf) -> PresentedIdentity {
+        PresentedIdentity {
             spki_sha256: leaf.spki,
             cert_sha256: leaf.certificate,
             spiffe_ids: leaf.spiffe_ids(),
-        })
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! Pin MCP upstream servers by TLS key, certificate or SPIFFE ID, enforced inside the rustls handshake.
+//! Pin MCP upstream servers by TLS key, certificate or SPIFFE ID, enforced inside the rustls handshake,
+//! and local (stdio) servers by the digests of the files they are started from.
 //!
 //! A catalog binds each tool name to one upstream server identity (seed 003 §1): a SHA-256
 //! [`Fingerprint`] of the server's key or certificate ([`RotationMode`]), a [`SpiffeId`] checked
@@ -6,8 +7,16 @@
 //! anchors; [`client_config`] turns them into a rustls `ClientConfig` whose verifier
 //! ([`ServerIdentityVerifier`]) refuses any other server during the handshake, before a byte of
 //! application data is sent. A refusal carries an [`IdentityError`] naming the anchor, the
-//! expected value and the presented one. [`observe`] reports what a server presents, to write
-//! its catalog entry.
+//! expected value and the presented one. [`ConnectionIdentity::of_connection`] tells, for an
+//! established connection, what it presented and which pin ([`PinMatch`]) it matched.
+//! [`Observation::of_chain`] reports what a server presented, to write its catalog entry.
+//!
+//! A local server started as a process is pinned by [`EntrypointDigests`]: each file's
+//! [`FileDigest`], checked by [`EntrypointDigests::verify`] before every spawn.
+//! [`UtcTimestamp`] is the RFC 3339 time type (certificate validity dates).
+//!
+//! The crate does no network or process I/O: the caller connects (with the returned
+//! `ClientConfig`) and spawns; only [`digest_file`] reads files.
 //!
 //! # Example
 //!
@@ -50,6 +59,39 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Example: a local (stdio) server
+//!
+//! ```
+//! use std::path::PathBuf;
+//!
+//! use server_identity::{EntrypointDigests, FileDigest, IdentityError, digest_file};
+//!
+//! # let dir = std::env::temp_dir().join(format!("server-identity-doc-{}", std::process::id()));
+//! # std::fs::create_dir_all(&dir)?;
+//! let script: PathBuf = dir.join("index.js");
+//! std::fs::write(&script, "console.log('mcp')\n")?;
+//!
+//! // Pin what `toolgate identity --command -- CMD ARGS…` printed for each file.
+//! let pinned: FileDigest = digest_file(&script)?.to_string().parse()?;
+//! let mut entrypoints = EntrypointDigests::new();
+//! entrypoints.insert(script.clone(), pinned)?;
+//!
+//! // Before every spawn: every file read and hashed again.
+//! entrypoints.verify()?;
+//!
+//! // One changed byte, and nothing may be started.
+//! std::fs::write(&script, "console.log('MCP')\n")?;
+//! match entrypoints.verify() {
+//!     Err(IdentityError::EntrypointMismatch { path, expected, observed }) => {
+//!         assert_eq!((path, expected), (script, pinned));
+//!         assert_eq!(observed, FileDigest::of_bytes(b"console.log('MCP')\n"));
+//!     }
+//!     other => panic!("expected a mismatch, got {other:?}"),
+//! }
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Decisions
 //!
 //! - With a SPIFFE ID, the trust domain's bundle is the chain anchor and no host name is checked
@@ -60,7 +102,13 @@
 //! - Backup fingerprints are read in the same rotation mode as the primary.
 //! - Refusals travel in the handshake error (`CertificateError::Other`), not in shared state, so
 //!   concurrent connections on one `ClientConfig` never see each other's reasons. The peer gets
-//!   a `certificate_unknown` alert.
+//!   a `certificate_unknown` alert. For the same reason which pin matched is read back from each
+//!   connection's own chain ([`ConnectionIdentity::of_connection`]).
+//! - An X509-SVID leaf must carry the keyUsage extension with `digitalSignature` (X509-SVID
+//!   §4.3); a leaf with no keyUsage at all is refused the same way
+//!   ([`IdentityError::SvidWithoutDigitalSignature`]).
+//! - Entrypoint symlinks are followed (the target's bytes are hashed); errors name the path as
+//!   pinned, not the target.
 //!
 //! # Features
 //!
@@ -72,14 +120,17 @@
 mod anchors;
 mod bundle;
 pub mod danger;
+mod entrypoint;
 mod error;
 mod fingerprint;
+mod hex;
 mod leaf;
 mod modes;
 mod observe;
+mod pin;
 mod problem;
-mod rfc3339;
 mod spiffe;
+mod timestamp;
 mod verifier;
 
 // rustls is re-exported so callers name the same `ClientConfig` and `RootCertStore` we return.
@@ -87,13 +138,19 @@ pub use {
     crate::{
         anchors::{AnchorsError, ServerAnchors, ServerAnchorsBuilder},
         bundle::{BundleError, TrustBundles, roots_from_pem},
+        entrypoint::{
+            EntrypointDigests, EntrypointError, EntrypointsVerified, FileDigest, FileDigestError,
+            digest_file,
+        },
         error::{Anchor, ConfigError, IdentityError},
         fingerprint::{Fingerprint, FingerprintError},
         leaf::PresentedIdentity,
         modes::{ModeError, RotationMode, TlsTrust},
-        observe::{Observation, ObserveError, observe},
+        observe::{Observation, ObserveError},
+        pin::{ConnectionIdentity, PinMatch},
         problem::CertificateProblem,
         spiffe::{SpiffeId, SpiffeIdError},
+        timestamp::{TimestampError, UtcTimestamp},
         verifier::{IdentityVerified, ServerIdentityVerifier, client_config},
     },
     rustls,

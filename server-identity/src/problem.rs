@@ -4,7 +4,7 @@
 use rustls_pki_types::UnixTime;
 use x509_parser::error::X509Error;
 
-use crate::rfc3339::rfc3339;
+use crate::timestamp::rfc3339_or_seconds;
 
 /// Why a certificate, chain or trust anchor was refused, in our words.
 ///
@@ -155,7 +155,7 @@ fn presented_name(debug: &str) -> String {
 }
 
 fn unix(time: UnixTime) -> String {
-    rfc3339(i64::try_from(time.as_secs()).unwrap_or(i64::MAX))
+    rfc3339_or_seconds(i64::try_from(time.as_secs()).unwrap_or(i64::MAX))
 }
 
 fn server_name_text(name: &rustls_pki_types::ServerName<'_>) -> String {

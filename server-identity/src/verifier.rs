@@ -12,14 +12,14 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::crypto::{CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use rustls_pki_types::{CertificateDer, ServerName, TrustAnchor, UnixTime};
-use subtle::{Choice, ConstantTimeEq};
 
 use crate::anchors::ServerAnchors;
 use crate::bundle::TrustBundles;
 use crate::error::{ConfigError, IdentityError};
 use crate::fingerprint::Fingerprint;
 use crate::leaf::Leaf;
-use crate::modes::{RotationMode, TlsTrust};
+use crate::modes::TlsTrust;
+use crate::pin::{PinMatch, match_pin};
 use crate::problem::from_webpki;
 use crate::spiffe::SpiffeId;
 
@@ -139,36 +139,12 @@ impl ServerIdentityVerifier {
             )?),
             ChainPolicy::PinOnly => None,
         };
-        let mut matched_backup = false;
-        if let Some(expected) = self.anchors.fingerprint() {
-            let presented = match self.anchors.rotation_mode() {
-                RotationMode::KeyPinned => leaf.spki,
-                RotationMode::CertPinned => leaf.certificate,
-            };
-            // Every candidate is compared, in constant time, whichever matches.
-            let primary: Choice = presented.as_bytes().ct_eq(expected.as_bytes());
-            let backup = self
-                .anchors
-                .backup_fingerprints()
-                .iter()
-                .fold(Choice::from(0), |any, b| {
-                    any | presented.as_bytes().ct_eq(b.as_bytes())
-                });
-            if !bool::from(primary | backup) {
-                return Err(IdentityError::PinMismatch {
-                    mode: self.anchors.rotation_mode(),
-                    expected: *expected,
-                    backups: self.anchors.backup_fingerprints().to_vec(),
-                    presented,
-                });
-            }
-            matched_backup = !bool::from(primary);
-        }
+        let pin = match_pin(&self.anchors, &leaf)?;
         Ok(IdentityVerified {
             spki: leaf.spki,
             certificate: leaf.certificate,
             spiffe_id,
-            matched_backup,
+            pin,
         })
     }
 }
@@ -196,6 +172,14 @@ fn check_svid(
     })?;
     if leaf.is_ca || leaf.signs_certificates {
         return Err(IdentityError::SvidIsCa { presented });
+    }
+    // X509-SVID §4.3: keyUsage MUST be present and a leaf MUST set digitalSignature. A leaf
+    // without the extension is refused too: webpki does not read keyUsage on an end entity.
+    if !leaf.digital_signature {
+        return Err(IdentityError::SvidWithoutDigitalSignature {
+            presented,
+            key_usage: leaf.key_usage.clone(),
+        });
     }
     if presented != *expected {
         return Err(IdentityError::SpiffeIdMismatch {
@@ -231,7 +215,7 @@ pub struct IdentityVerified {
     spki: Fingerprint,
     certificate: Fingerprint,
     spiffe_id: Option<SpiffeId>,
-    matched_backup: bool,
+    pin: PinMatch,
 }
 
 impl IdentityVerified {
@@ -253,7 +237,12 @@ impl IdentityVerified {
     /// True when a backup fingerprint matched, not the primary: the planned rotation has
     /// happened and the catalog's primary should be updated.
     pub fn matched_backup(&self) -> bool {
-        self.matched_backup
+        matches!(self.pin, PinMatch::Backup(_))
+    }
+
+    /// Which pin matched.
+    pub fn pin_match(&self) -> PinMatch {
+        self.pin
     }
 }
 
@@ -334,7 +323,7 @@ pub fn client_config(
 
 /// The webpki check of `tls_trust: webpki`: the chain validates to `roots` for server
 /// authentication at `now`, and the leaf is valid for `server_name`. One place, so that what
-/// `observe` reports as `chain_valid` is exactly what the verifier enforces.
+/// `Observation::of_chain` reports as `chain_valid` is exactly what the verifier enforces.
 pub(crate) fn verify_webpki_chain(
     end_entity: &CertificateDer<'_>,
     intermediates: &[CertificateDer<'_>],

@@ -2,12 +2,16 @@
 //! both shown, with what to do). The other error enums' messages are smoke-tested too.
 
 use server_identity::{
-    Anchor, AnchorsError, CertificateProblem, ConfigError, Fingerprint, IdentityError,
+    Anchor, AnchorsError, CertificateProblem, ConfigError, FileDigest, Fingerprint, IdentityError,
     RotationMode, SpiffeId, SpiffeIdError,
 };
 
 fn fp(byte: u8) -> Fingerprint {
     Fingerprint::from_bytes([byte; 32])
+}
+
+fn digest(byte: u8) -> FileDigest {
+    FileDigest::from_bytes([byte; 32])
 }
 
 fn id(text: &str) -> SpiffeId {
@@ -91,6 +95,33 @@ fn every_variant() -> Vec<(IdentityError, Anchor, &'static str)> {
             "identity mismatch (spiffe_id): the leaf for spiffe://td/a is a CA or may sign certificates; a leaf SVID must not be",
         ),
         (
+            IdentityError::SvidWithoutDigitalSignature {
+                presented: id("spiffe://td/a"),
+                key_usage: Some(vec![
+                    "keyEncipherment".to_owned(),
+                    "keyAgreement".to_owned(),
+                ]),
+            },
+            Anchor::SpiffeId,
+            "identity mismatch (spiffe_id): the leaf for spiffe://td/a has keyUsage keyEncipherment, keyAgreement without digitalSignature; an X509-SVID leaf must carry the keyUsage extension with digitalSignature (X509-SVID §4.3): reissue the SVID with it",
+        ),
+        (
+            IdentityError::SvidWithoutDigitalSignature {
+                presented: id("spiffe://td/a"),
+                key_usage: None,
+            },
+            Anchor::SpiffeId,
+            "identity mismatch (spiffe_id): the leaf for spiffe://td/a has no keyUsage extension; an X509-SVID leaf must carry the keyUsage extension with digitalSignature (X509-SVID §4.3): reissue the SVID with it",
+        ),
+        (
+            IdentityError::SvidWithoutDigitalSignature {
+                presented: id("spiffe://td/a"),
+                key_usage: Some(vec![]),
+            },
+            Anchor::SpiffeId,
+            "identity mismatch (spiffe_id): the leaf for spiffe://td/a has an empty keyUsage; an X509-SVID leaf must carry the keyUsage extension with digitalSignature (X509-SVID §4.3): reissue the SVID with it",
+        ),
+        (
             IdentityError::SvidChainRejected {
                 trust_domain: "td".to_owned(),
                 problem: CertificateProblem::Expired {
@@ -100,6 +131,23 @@ fn every_variant() -> Vec<(IdentityError, Anchor, &'static str)> {
             },
             Anchor::SpiffeId,
             "identity mismatch (spiffe_id): the SVID does not validate to the trust bundle of td: expired: not after 2020-01-01T00:00:00Z, now 2026-06-01T00:00:00Z",
+        ),
+        (
+            IdentityError::EntrypointMismatch {
+                path: "/opt/mcp/everything/dist/index.js".into(),
+                expected: digest(0xaa),
+                observed: digest(0x11),
+            },
+            Anchor::Entrypoint,
+            "identity mismatch (entrypoint): /opt/mcp/everything/dist/index.js has digest sha256:1111111111111111111111111111111111111111111111111111111111111111, expected sha256:aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa; the server was not started; if the change was intended (an upgrade), re-pin with `toolgate identity --command -- CMD ARGS…` and update entrypoint_digests in the catalog; otherwise find out who changed it",
+        ),
+        (
+            IdentityError::EntrypointUnreadable {
+                path: "/usr/bin/node".into(),
+                detail: "No such file or directory (os error 2)".to_owned(),
+            },
+            Anchor::Entrypoint,
+            "identity mismatch (entrypoint): cannot read /usr/bin/node to check its digest: No such file or directory (os error 2); the server was not started; check the path and its permissions, or if the change was intended (an upgrade), re-pin with `toolgate identity --command -- CMD ARGS…` and update entrypoint_digests in the catalog; otherwise find out who changed it",
         ),
     ]
 }
@@ -169,6 +217,7 @@ fn other_messages_say_what_to_do() {
         Anchor::TlsFingerprint,
         Anchor::Webpki,
         Anchor::SpiffeId,
+        Anchor::Entrypoint,
     ] {
         assert!(!anchor.to_string().is_empty());
     }

@@ -24,12 +24,6 @@ fn variants() -> Vec<(KeyType, &'static SupportedProtocolVersion)> {
         .collect()
 }
 
-fn roots(ca: &Ca) -> Arc<RootCertStore> {
-    let mut roots = RootCertStore::empty();
-    roots.add(ca.cert.clone()).unwrap();
-    Arc::new(roots)
-}
-
 fn bundles(ca: &Ca) -> TrustBundles {
     let mut bundles = TrustBundles::new();
     bundles.add_pem(TRUST_DOMAIN, ca.pem.as_bytes()).unwrap();
@@ -52,7 +46,7 @@ fn spiffe(id: &str) -> ServerAnchors {
 }
 
 fn config(anchors: &ServerAnchors, ca: &Ca) -> Arc<rustls::ClientConfig> {
-    client_config(anchors, roots(ca), &TrustBundles::new()).unwrap()
+    client_config(anchors, ca.roots(), &TrustBundles::new()).unwrap()
 }
 
 fn svid_config(anchors: &ServerAnchors, domain_ca: &Ca) -> Arc<rustls::ClientConfig> {
@@ -374,6 +368,51 @@ async fn row_14_both_anchors_spiffe_right_pin_wrong_is_refused() {
             .build()
             .unwrap();
         connect(&svid, version, svid_config(&both, &domain_ca))
+            .await
+            .assert_accepted();
+    }
+}
+
+// X509-SVID §4.3: a leaf SVID must carry keyUsage with digitalSignature. One with other key
+// usages only, and one with no keyUsage extension at all, are both refused (webpki does not read
+// an end entity's keyUsage, so this check is ours); with digitalSignature added, it passes.
+#[tokio::test]
+async fn svid_leaf_without_digital_signature_is_refused() {
+    use rcgen::KeyUsagePurpose;
+    for (key_type, version) in variants() {
+        let domain_ca = Ca::new("corp.example", key_type);
+        let key = key_type.key();
+        for (usages, presented) in [
+            (
+                vec![
+                    KeyUsagePurpose::KeyEncipherment,
+                    KeyUsagePurpose::KeyAgreement,
+                ],
+                Some(vec![
+                    "keyEncipherment".to_owned(),
+                    "keyAgreement".to_owned(),
+                ]),
+            ),
+            // rcgen writes no keyUsage extension for an empty list.
+            (vec![], None),
+        ] {
+            let mut params = svid_params(&[SVID_ID]);
+            params.key_usages = usages;
+            let svid = ServerCert::new(domain_ca.issue(&params, &key), &key);
+            connect(&svid, version, svid_config(&spiffe(SVID_ID), &domain_ca))
+                .await
+                .assert_refused(&IdentityError::SvidWithoutDigitalSignature {
+                    presented: id(SVID_ID),
+                    key_usage: presented,
+                });
+        }
+        let mut params = svid_params(&[SVID_ID]);
+        params.key_usages = vec![
+            KeyUsagePurpose::DigitalSignature,
+            KeyUsagePurpose::KeyEncipherment,
+        ];
+        let svid = ServerCert::new(domain_ca.issue(&params, &key), &key);
+        connect(&svid, version, svid_config(&spiffe(SVID_ID), &domain_ca))
             .await
             .assert_accepted();
     }

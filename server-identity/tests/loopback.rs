@@ -105,6 +105,27 @@ pub async fn connect_as(
     }
 }
 
+/// One accepted connection through `client`: the chain the client's connection holds
+/// (`peer_certificates()`), read after the handshake, as a caller records it per request.
+pub async fn peer_certificates(
+    cert: &ServerCert,
+    version: &'static SupportedProtocolVersion,
+    client: Arc<rustls::ClientConfig>,
+) -> Vec<rustls_pki_types::CertificateDer<'static>> {
+    let (port, server) = spawn_server(server_config(cert, version)).await;
+    let tcp = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let name = ServerName::try_from(HOST.to_owned()).unwrap();
+    let mut tls = tokio_rustls::TlsConnector::from(client)
+        .connect(name, tcp)
+        .await
+        .unwrap();
+    let chain = tls.get_ref().1.peer_certificates().unwrap().to_vec();
+    tls.write_all(REQUEST).await.unwrap();
+    tls.shutdown().await.unwrap();
+    assert_eq!(server.await.unwrap(), (REQUEST.len(), None));
+    chain
+}
+
 fn tls_error(error: &std::io::Error) -> rustls::Error {
     error
         .get_ref()

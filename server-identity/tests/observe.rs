@@ -1,59 +1,63 @@
-//! `observe`: what a real loopback server presents, with and without roots; URL and
-//! connection errors. The observed server must receive no application data.
+//! `Observation::of_chain`: what a presented chain shows, with and without roots, at a fixed
+//! clock; the chain as a real loopback handshake hands it over; the errors.
 
-use std::sync::Arc;
+use std::time::Duration;
 
-use rustls::RootCertStore;
-use server_identity::{CertificateProblem, ObserveError, SpiffeId, observe};
+use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
+use server_identity::{
+    CertificateProblem, Observation, ObserveError, SpiffeId, TlsTrust, TrustBundles, UtcTimestamp,
+    client_config,
+};
 
-use crate::loopback::{server_config, spawn_server};
+use crate::loopback::peer_certificates;
 use crate::pki::{
     Ca, HOST, KeyType, SVID_ID, ServerCert, server_cert, server_params, spki_sha256, svid_params,
 };
 
-fn roots(ca: &Ca) -> Arc<RootCertStore> {
-    let mut roots = RootCertStore::empty();
-    roots.add(ca.cert.clone()).unwrap();
-    Arc::new(roots)
+/// 2026-06-01T00:00:00Z.
+fn june_2026() -> UnixTime {
+    UnixTime::since_unix_epoch(Duration::from_secs(1_780_272_000))
 }
 
-#[tokio::test]
-async fn observes_a_ca_valid_server_by_ip_address() {
+fn name(text: &str) -> ServerName<'static> {
+    ServerName::try_from(text.to_owned()).unwrap()
+}
+
+/// The observation of `chain` reached as `host`, with `ca` as the only root, in June 2026.
+fn observed(chain: &[CertificateDer<'static>], host: &str, ca: &Ca) -> Observation {
+    Observation::of_chain(chain, &name(host), Some(&ca.roots()), june_2026()).unwrap()
+}
+
+fn time(text: &str) -> UtcTimestamp {
+    text.parse().unwrap()
+}
+
+#[test]
+fn observes_a_ca_valid_chain_for_an_ip_address() {
     let ca = Ca::new("web ca", KeyType::EcdsaP256);
     let key = KeyType::EcdsaP256.key();
     let mut params = server_params(&[], 1);
     params.subject_alt_names = vec![rcgen::SanType::IpAddress("127.0.0.1".parse().unwrap())];
     let cert = ServerCert::new(ca.issue(&params, &key), &key);
-    let (port, server) = spawn_server(server_config(&cert, &rustls::version::TLS13)).await;
 
-    let url = format!("https://127.0.0.1:{port}/mcp");
-    let seen = observe(&url, Some(roots(&ca))).await.unwrap();
-    assert_eq!(seen.url, url);
+    let seen = observed(&cert.chain, "127.0.0.1", &ca);
     assert_eq!(seen.spki_sha256, spki_sha256(&key));
     assert_eq!(seen.cert_sha256, cert.cert_sha256());
     assert_eq!(seen.spiffe_ids, Vec::<SpiffeId>::new());
     assert_eq!(seen.chain_valid, Some(true));
     assert_eq!(seen.chain_problem, None);
-    assert_eq!(seen.not_before, "1975-01-01T00:00:00Z");
-    assert_eq!(seen.not_after, "4096-01-01T00:00:00Z");
-    assert_eq!(&seen.leaf, cert.leaf());
+    assert_eq!(seen.not_before, time("1975-01-01T00:00:00Z"));
+    assert_eq!(seen.not_after, time("4096-01-01T00:00:00Z"));
+    assert_eq!(seen.not_before.to_string(), "1975-01-01T00:00:00Z");
     assert_eq!(seen.chain, cert.chain);
-    assert_eq!(
-        server.await.unwrap(),
-        (0, None),
-        "no application data reaches the server"
-    );
 }
 
-#[tokio::test]
-async fn reports_why_the_chain_is_not_valid_for_the_url() {
+#[test]
+fn reports_why_the_chain_is_not_valid_for_the_name_or_the_time() {
     let ca = Ca::new("web ca", KeyType::Ed25519);
     let key = KeyType::Ed25519.key();
     let cert = server_cert(&ca, &key, 1);
-    let (port, server) = spawn_server(server_config(&cert, &rustls::version::TLS12)).await;
-    let seen = observe(&format!("https://127.0.0.1:{port}"), Some(roots(&ca)))
-        .await
-        .unwrap();
+    let seen = observed(&cert.chain, "127.0.0.1", &ca);
     assert_eq!(seen.chain_valid, Some(false));
     assert_eq!(
         seen.chain_problem,
@@ -62,11 +66,26 @@ async fn reports_why_the_chain_is_not_valid_for_the_url() {
             presented: vec![HOST.to_owned()],
         })
     );
-    assert_eq!(server.await.unwrap(), (0, None));
+
+    let mut params = server_params(&[HOST], 2);
+    params.not_before = rcgen::date_time_ymd(2019, 1, 1);
+    params.not_after = rcgen::date_time_ymd(2020, 1, 1);
+    let expired = ServerCert::new(ca.issue(&params, &key), &key);
+    let seen = observed(&expired.chain, HOST, &ca);
+    assert_eq!(
+        seen.chain_problem,
+        Some(CertificateProblem::Expired {
+            now: "2026-06-01T00:00:00Z".to_owned(),
+            not_after: "2020-01-01T00:00:00Z".to_owned(),
+        })
+    );
+    assert_eq!(seen.not_after, time("2020-01-01T00:00:00Z"));
 }
 
+// The chain as a real handshake leaves it on the client connection (the gateway's
+// `toolgate identity` takes it from there).
 #[tokio::test]
-async fn observes_an_svid_without_roots() {
+async fn observes_an_svid_chain_from_a_handshake_without_roots() {
     let domain_ca = Ca::new("corp.example", KeyType::EcdsaP256);
     let key = KeyType::EcdsaP256.key();
     let svid = ServerCert::new(
@@ -76,43 +95,40 @@ async fn observes_an_svid_without_roots() {
         ),
         &key,
     );
-    let (port, server) = spawn_server(server_config(&svid, &rustls::version::TLS13)).await;
-    let seen = observe(&format!("https://127.0.0.1:{port}/"), None)
-        .await
+    // A pin-only configuration accepts this self-issued chain for the handshake.
+    let anchors = server_identity::ServerAnchors::builder()
+        .fingerprint(spki_sha256(&key))
+        .tls_trust(TlsTrust::Pin)
+        .build()
         .unwrap();
+    let config = client_config(
+        &anchors,
+        std::sync::Arc::new(rustls::RootCertStore::empty()),
+        &TrustBundles::new(),
+    )
+    .unwrap();
+    let chain = peer_certificates(&svid, &rustls::version::TLS13, config).await;
+    let seen = Observation::of_chain(&chain, &name(HOST), None, UnixTime::now()).unwrap();
     assert_eq!(seen.spiffe_ids, vec![SVID_ID.parse::<SpiffeId>().unwrap()]);
     assert_eq!(seen.chain_valid, None);
     assert_eq!(seen.chain_problem, None);
-    assert_eq!(server.await.unwrap(), (0, None));
+    assert_eq!(seen.chain, svid.chain);
 }
 
-#[tokio::test]
-async fn url_and_connection_errors() {
-    let invalid = |url: &str, reason: &'static str| ObserveError::InvalidUrl {
-        url: url.to_owned(),
-        reason,
-    };
-    for (url, reason) in [
-        ("http://127.0.0.1/mcp", "the scheme must be https"),
-        ("https://", "the host is empty"),
-        ("https://user@host/", "user info is not allowed"),
-        ("https://host:https/", "the port is not a number"),
-        ("https://[::1/", "unclosed `[` in the host"),
-        (
-            "https://bad_host!/",
-            "the host is not a DNS name or IP address",
-        ),
-    ] {
-        assert_eq!(observe(url, None).await.unwrap_err(), invalid(url, reason));
-    }
-    // A port nobody listens on.
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let port = listener.local_addr().unwrap().port();
-    drop(listener);
-    match observe(&format!("https://127.0.0.1:{port}/"), None).await {
-        Err(ObserveError::Connect { address, .. }) => {
-            assert_eq!(address, format!("127.0.0.1:{port}"))
-        }
-        other => panic!("expected a connection error, got {other:?}"),
-    }
+#[test]
+fn an_empty_or_unreadable_chain_is_an_error() {
+    assert_eq!(
+        Observation::of_chain(&[], &name(HOST), None, june_2026()),
+        Err(ObserveError::NoCertificate)
+    );
+    let garbage = CertificateDer::from(vec![0x30, 0x03, 0x02, 0x01, 0x00]);
+    assert_eq!(
+        Observation::of_chain(&[garbage], &name(HOST), None, june_2026()),
+        Err(ObserveError::Certificate {
+            problem: CertificateProblem::Malformed {
+                detail: "BER error: Unexpected Tag (expected: Some(Tag(16)), actual: Tag(2))"
+                    .into()
+            }
+        })
+    );
 }

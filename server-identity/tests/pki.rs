@@ -90,6 +90,13 @@ impl Ca {
         self.params.clone()
     }
 
+    /// A root store holding only this CA.
+    pub fn roots(&self) -> std::sync::Arc<rustls::RootCertStore> {
+        let mut roots = rustls::RootCertStore::empty();
+        roots.add(self.cert.clone()).unwrap();
+        std::sync::Arc::new(roots)
+    }
+
     pub fn key(&self) -> &KeyPair {
         self.issuer.key()
     }

@@ -20,7 +20,7 @@ mod bundles;
 mod anchors;
 // verify_identity at a fixed clock, the proof value, configuration errors.
 mod verify;
-// observe(): what a loopback server presents; URL and connection errors.
+// Observation::of_chain: what a presented chain shows, with and without roots; its errors.
 mod observe;
 // Every IdentityError variant: anchor, equality, exact Display; the rustls error round trip.
 mod errors;
@@ -32,3 +32,9 @@ mod display_smoke;
 mod presented;
 // No session resumption: every connection a full handshake, a key change behind kept ticket keys refused.
 mod no_resumption;
+// ConnectionIdentity: which pin each established connection matched, from its own chain.
+mod connection_identity;
+// UtcTimestamp: RFC 3339 parse and Display, offsets, leap seconds, range, SystemTime.
+mod timestamp;
+// Entrypoint digests of a local server, on real files: match, change, missing, symlinks, modes.
+mod entrypoints;

@@ -7,8 +7,8 @@ use std::time::Duration;
 use rustls::RootCertStore;
 use rustls_pki_types::{CertificateDer, ServerName, UnixTime};
 use server_identity::{
-    CertificateProblem, ConfigError, IdentityError, ServerAnchors, ServerIdentityVerifier,
-    SpiffeIdError, TlsTrust, TrustBundles, client_config,
+    CertificateProblem, ConfigError, IdentityError, PinMatch, ServerAnchors,
+    ServerIdentityVerifier, SpiffeIdError, TlsTrust, TrustBundles, client_config,
 };
 
 use crate::pki::{Ca, HOST, KeyType, SVID_ID, TRUST_DOMAIN, server_cert, spki_sha256, svid_params};
@@ -59,11 +59,13 @@ fn proof_reports_fingerprints_and_backup_use() {
     assert_eq!(proof.spki_sha256(), spki_sha256(&old_key));
     assert_eq!(proof.cert_sha256(), old.cert_sha256());
     assert!(!proof.matched_backup());
+    assert_eq!(proof.pin_match(), PinMatch::Primary);
     assert_eq!(proof.spiffe_id(), None);
 
     let new = server_cert(&ca, &new_key, 2);
     let proof = check(&verifier, &new.chain).unwrap();
     assert!(proof.matched_backup());
+    assert_eq!(proof.pin_match(), PinMatch::Backup(spki_sha256(&new_key)));
 }
 
 #[test]

@@ -6,9 +6,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use server_identity::rustls::RootCertStore;
-use server_identity::{Observation, observe, roots_from_pem};
+use server_identity::{Observation, roots_from_pem};
 
 use crate::outcome::{Failure, Verdict, stdout_error};
+
+// The socket half of observing (server-identity does no I/O). A child of this command, its only
+// user; the file sits at `src/observe.rs`.
+#[path = "../observe.rs"]
+mod observe;
 
 /// The system trust store used for `chain_valid` when `--ca` is not given.
 const SYSTEM_ROOTS: &str = "/etc/ssl/certs/ca-certificates.crt";
@@ -37,12 +42,12 @@ pub(crate) fn run(args: &IdentityArgs) -> Result<Verdict, Failure> {
         .build()
         .map_err(|e| Failure::io("cannot start the async runtime", e))?;
     let observation = runtime
-        .block_on(observe(&args.url, roots))
+        .block_on(observe::observe(&args.url, roots))
         .map_err(|error| Failure::Usage(error.to_string()))?;
     let text = if args.json {
-        render_json(&observation)
+        render_json(&args.url, &observation)
     } else {
-        render_text(&observation)
+        render_text(&args.url, &observation)
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
@@ -75,22 +80,22 @@ fn roots(ca: Option<&Path>) -> Result<Option<Arc<RootCertStore>>, Failure> {
         .map(Arc::new))
 }
 
-fn render_json(seen: &Observation) -> String {
+fn render_json(url: &str, seen: &Observation) -> String {
     let value = serde_json::json!({
-        "url": seen.url,
+        "url": url,
         "spki_sha256": seen.spki_sha256.to_string(),
         "cert_sha256": seen.cert_sha256.to_string(),
         "spiffe_ids": seen.spiffe_ids.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "chain_valid": seen.chain_valid,
-        "not_before": seen.not_before,
-        "not_after": seen.not_after,
+        "not_before": seen.not_before.to_string(),
+        "not_after": seen.not_after.to_string(),
     });
     format!("{value}\n")
 }
 
-fn render_text(seen: &Observation) -> String {
+fn render_text(url: &str, seen: &Observation) -> String {
     let mut out = String::new();
-    out.push_str(&format!("url          {}\n", seen.url));
+    out.push_str(&format!("url          {url}\n"));
     out.push_str(&format!(
         "spki_sha256  {}  (key-pinned, the default)\n",
         seen.spki_sha256
