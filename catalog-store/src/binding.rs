@@ -1,10 +1,14 @@
 //! The server an entry is bound to, as values: where it is and how to know it is the one
 //! (seed 003 §1, DESIGN.md §3). Reading them from the file is `server.rs`'s business.
 
+use std::collections::BTreeMap;
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 use server_identity::{Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
 
+use crate::entrypoint::EntrypointDigests;
+use crate::printable::Printable;
 use crate::upstream_url::UpstreamUrl;
 
 /// The upstream server an entry is bound to.
@@ -17,6 +21,9 @@ use crate::upstream_url::UpstreamUrl;
 pub enum ServerBinding {
     /// Reached over pinned TLS at a URL (`server.url`).
     Network(NetworkServer),
+    /// Started as a local process speaking JSON-RPC on stdin and stdout (`server.command`),
+    /// identified by the digests of the files it is started from.
+    Local(LocalServer),
 }
 
 impl ServerBinding {
@@ -24,6 +31,7 @@ impl ServerBinding {
     pub fn display_name(&self) -> Option<&str> {
         match self {
             ServerBinding::Network(server) => server.display_name(),
+            ServerBinding::Local(server) => server.display_name(),
         }
     }
 
@@ -31,21 +39,42 @@ impl ServerBinding {
     pub fn network(&self) -> Option<&NetworkServer> {
         match self {
             ServerBinding::Network(server) => Some(server),
+            ServerBinding::Local(_) => None,
         }
     }
 
-    /// How a person recognises the server in a report: the URL as written.
-    pub fn location_text(&self) -> &str {
+    /// The local server, or `None` for another kind.
+    pub fn local(&self) -> Option<&LocalServer> {
         match self {
-            ServerBinding::Network(server) => server.url().as_str(),
+            ServerBinding::Local(server) => Some(server),
+            ServerBinding::Network(_) => None,
+        }
+    }
+
+    /// How a person recognises the server in a report: the URL as written, or for a local
+    /// server its command (`command [...] (program /usr/bin/node) in /opt/mcp`), with the
+    /// program `command[0]` resolved to.
+    pub fn location_text(&self) -> String {
+        match self {
+            ServerBinding::Network(server) => server.url().as_str().to_owned(),
+            ServerBinding::Local(server) => server.to_string(),
         }
     }
 
     /// Everything that identifies the server, without the display name: entries with equal
-    /// keys share one upstream connection. The parts cannot hold `\n` (each was validated).
+    /// keys share one upstream connection (or process).
     pub(crate) fn identity_key(&self) -> String {
         match self {
             ServerBinding::Network(server) => server.identity_key(),
+            // Debug escapes every string, so distinct servers cannot collide.
+            ServerBinding::Local(server) => format!(
+                "local\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
+                server.command,
+                server.cwd,
+                server.env,
+                server.inherit_env,
+                server.entrypoint_digests
+            ),
         }
     }
 }
@@ -128,6 +157,98 @@ impl NetworkServer {
             key.push_str(&format!("\nspiffe {spiffe_id}"));
         }
         key
+    }
+}
+
+/// A local upstream: the process to start and the digests of the files it is started from
+/// (DESIGN.md §3, "Local (stdio) upstreams").
+///
+/// The child gets exactly [`env`](Self::env) plus the gateway's [`inherit_env`](Self::inherit_env)
+/// variables and runs in [`cwd`](Self::cwd); before every spawn each file of
+/// [`entrypoint_digests`](Self::entrypoint_digests) is hashed, and a mismatch starts nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LocalServer {
+    pub(crate) display_name: Option<String>,
+    pub(crate) command: Vec<String>,
+    pub(crate) program: PathBuf,
+    pub(crate) cwd: PathBuf,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) inherit_env: Vec<String>,
+    pub(crate) entrypoint_digests: EntrypointDigests,
+}
+
+impl LocalServer {
+    /// `display_name`, for people; not part of the binding or the measurement.
+    pub fn display_name(&self) -> Option<&str> {
+        self.display_name.as_deref()
+    }
+
+    /// `command`, as written: the program and its arguments (never empty).
+    pub fn command(&self) -> &[String] {
+        &self.command
+    }
+
+    /// The program to execute: `command[0]` when absolute, otherwise the file it resolved to
+    /// on the gateway's `PATH` at load. Always one of the
+    /// [`entrypoint_digests`](Self::entrypoint_digests).
+    pub fn program(&self) -> &Path {
+        &self.program
+    }
+
+    /// `cwd`: the absolute directory the process runs in.
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    /// `env`: the variables set for the process.
+    pub fn env(&self) -> &BTreeMap<String, String> {
+        &self.env
+    }
+
+    /// `inherit_env`: the gateway's variables passed on (when set), in file order.
+    pub fn inherit_env(&self) -> &[String] {
+        &self.inherit_env
+    }
+
+    /// `entrypoint_digests`, every path absolute (relative ones resolved against `cwd`).
+    pub fn entrypoint_digests(&self) -> &EntrypointDigests {
+        &self.entrypoint_digests
+    }
+
+    /// `inherit_env` in sorted order: a set, whatever order the file lists it in.
+    pub(crate) fn sorted_inherit_env(&self) -> Vec<&str> {
+        let mut names: Vec<&str> = self.inherit_env.iter().map(String::as_str).collect();
+        names.sort_unstable();
+        names
+    }
+}
+
+impl fmt::Display for LocalServer {
+    /// `command ["node", "dist/index.js"] (program /usr/bin/node) in /opt/mcp`, escaped.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "command {:?} (program {}) in {}",
+            self.command,
+            Printable(&self.program.to_string_lossy()),
+            Printable(&self.cwd.to_string_lossy())
+        )
+    }
+}
+
+/// The entrypoint digests in full, `{/usr/bin/node: sha256:…, …}`, in path order.
+pub(crate) struct DigestsText<'a>(pub(crate) &'a EntrypointDigests);
+
+impl fmt::Display for DigestsText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("{")?;
+        for (position, (path, digest)) in self.0.iter().enumerate() {
+            if position > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}: {digest}", Printable(&path.to_string_lossy()))?;
+        }
+        f.write_str("}")
     }
 }
 

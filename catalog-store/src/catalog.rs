@@ -96,8 +96,16 @@ impl Catalog {
         let (catalog_version, mut elements, entries_pointer) = read_shape(document, &mut errors);
         let mut entries = Vec::with_capacity(elements.len());
         let mut sketches = Vec::with_capacity(elements.len());
+        // Read once: every local server's bare command[0] is resolved on the same PATH.
+        let path_var = std::env::var_os("PATH");
         for (index, element) in elements.iter_mut().enumerate() {
-            let (entry, sketch) = read_entry(index, element, &entries_pointer, &mut errors);
+            let (entry, sketch) = read_entry(
+                index,
+                element,
+                &entries_pointer,
+                &mut errors,
+                path_var.as_deref(),
+            );
             entries.extend(entry);
             sketches.extend(sketch);
         }

@@ -1,5 +1,6 @@
 //! One TLS endpoint, one identity: entries whose URLs reach the same `https` host and port must
-//! carry the same anchors (seed 003 §3's fail-closed rule applied to server identity).
+//! carry the same anchors (seed 003 §3's fail-closed rule applied to server identity); entries
+//! that start the same local command (argv, cwd, env) must carry the same entrypoint digests.
 //!
 //! A server presents one certificate whichever tool is called. Two anchor sets for it mean
 //! that one entry fails its identity check on every call (or will, at the next renewal), or
@@ -9,7 +10,7 @@
 
 use std::collections::HashMap;
 
-use crate::binding::{NetworkServer, ServerBinding, anchor_differences};
+use crate::binding::{LocalServer, NetworkServer, ServerBinding, anchor_differences};
 use crate::entry::EntrySketch;
 use crate::error::CatalogError;
 use crate::location::{EntryRef, Location, child, element};
@@ -22,10 +23,31 @@ pub(crate) fn conflicting_identities(
     entries_pointer: &str,
 ) -> Vec<CatalogError> {
     let mut first_by_endpoint: HashMap<String, (&EntrySketch, &NetworkServer)> = HashMap::new();
+    let mut first_by_command: HashMap<String, (&EntrySketch, &LocalServer)> = HashMap::new();
     let mut errors = Vec::new();
     for sketch in sketches {
-        let Some(server) = sketch.binding.as_ref().and_then(ServerBinding::network) else {
-            continue;
+        let server = match &sketch.binding {
+            Some(ServerBinding::Network(server)) => server,
+            Some(ServerBinding::Local(local)) => {
+                // Debug escapes each part, so two different commands cannot share a key.
+                let key = format!(
+                    "{:?}\n{:?}\n{:?}",
+                    local.command(),
+                    local.cwd(),
+                    local.env()
+                );
+                let (first, first_local) = *first_by_command.entry(key).or_insert((sketch, local));
+                if local.entrypoint_digests() != first_local.entrypoint_digests() {
+                    errors.push(CatalogError::ConflictingLocalIdentity {
+                        at: server_location(sketch, entries_pointer),
+                        binding: Box::new(local.clone()),
+                        other: server_location(first, entries_pointer),
+                        other_binding: Box::new(first_local.clone()),
+                    });
+                }
+                continue;
+            }
+            None => continue,
         };
         let endpoint = server.url().tls_endpoint();
         let (first, first_server) = *first_by_endpoint

@@ -1,5 +1,7 @@
 //! One catalog entry: a tool name bound to one server and one approved definition (seed 003 §2).
 
+use std::ffi::OsStr;
+
 use catalog_key::ToolKey;
 use jcs_digest::{Digest, Profile, tool_definition_digest};
 use serde_json::{Map, Value};
@@ -98,11 +100,13 @@ pub(crate) struct EntrySketch {
 }
 
 /// Reads entry `index` of the array at `entries_pointer`; records every problem in `errors`.
+/// `path_var` is the gateway's `PATH` (local servers' bare programs are looked up on it).
 pub(crate) fn read_entry(
     index: usize,
     value: &mut Value,
     entries_pointer: &str,
     errors: &mut Vec<CatalogError>,
+    path_var: Option<&OsStr>,
 ) -> (Option<CatalogEntry>, Option<EntrySketch>) {
     let pointer = element(entries_pointer, index);
     let Value::Object(entry) = value else {
@@ -159,7 +163,8 @@ pub(crate) fn read_entry(
 
     let (server, server_sketch) = match server_object(&mut problems, entry, &pointer) {
         Some(server) => {
-            let (binding, sketch) = read_server(&mut problems, server, &child(&pointer, "server"));
+            let (binding, sketch) =
+                read_server(&mut problems, server, &child(&pointer, "server"), path_var);
             (binding, Some(sketch))
         }
         None => (None, None),

@@ -9,8 +9,9 @@ use server_identity::{
     AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeId, SpiffeIdError,
 };
 
-use crate::binding::{AnchorsText, NetworkServer};
+use crate::binding::{AnchorsText, DigestsText, LocalServer, NetworkServer};
 use crate::code_points::CodePoints;
+use crate::entrypoint::EntrypointError;
 use crate::location::Location;
 use crate::printable::Printable;
 use crate::upstream_url::UrlProblem;
@@ -352,6 +353,159 @@ pub enum CatalogError {
         /// The members that differ, in schema order (`tls_fingerprint`, …, `tls_trust`).
         differences: Vec<&'static str>,
     },
+    /// A network server's member (`url`, `tls_fingerprint`, `backup_fingerprints`,
+    /// `spiffe_id`, `rotation_mode`, `tls_trust`) on a server that has a `command`.
+    #[error(
+        "{at}: {member} is a network server's member, but this server has a command (a local \
+         server, identified by its entrypoint_digests); a server has either url or command, \
+         never both: remove {member}"
+    )]
+    NotForLocalServer {
+        /// Where: the pointer of the member.
+        at: Location,
+        /// The member.
+        member: &'static str,
+    },
+    /// A local server's member (`cwd`, `env`, `inherit_env`, `entrypoint_digests`) on a
+    /// server without a `command`.
+    #[error(
+        "{at}: {member} is a local server's member, but this server has no command (it is a \
+         network server, reached at its url): remove {member}, or replace url with command"
+    )]
+    NotForNetworkServer {
+        /// Where: the pointer of the member.
+        at: Location,
+        /// The member.
+        member: &'static str,
+    },
+    /// A process argument, path or environment text holds a NUL, which none can carry.
+    #[error(
+        "{at}: the text holds a NUL character (U+0000), which no process argument, path or \
+         environment variable can carry: remove it"
+    )]
+    NulCharacter {
+        /// Where: the pointer of the text.
+        at: Location,
+    },
+    /// A path that must be absolute is not (`cwd`, `command[0]` with a `/`), or an
+    /// `entrypoint_digests` key names no file.
+    #[error("{at}: {path:?} is not usable here; {hint}")]
+    RelativePath {
+        /// Where: the pointer of the path.
+        at: Location,
+        /// The path as written.
+        path: String,
+        /// What to write instead.
+        hint: &'static str,
+    },
+    /// A bare `command[0]` is not an executable file in any absolute directory of the
+    /// gateway's `PATH`.
+    #[error(
+        "{at}: the program {program:?} is not an executable file in any absolute directory of \
+         the gateway's PATH ({}); write its absolute path, or install it",
+        PathList(searched)
+    )]
+    ProgramNotFound {
+        /// Where: the pointer of `command[0]`.
+        at: Location,
+        /// The name as written.
+        program: String,
+        /// The directories searched, in order.
+        searched: Vec<PathBuf>,
+    },
+    /// The program `command[0]` resolves to is not one of the `entrypoint_digests`.
+    #[error(
+        "{at}: the program {} (command[0]) is not listed ({}); its digest is what identifies \
+         this server before every spawn: add \"{}\": \"sha256:...\"",
+        Printable(&program.to_string_lossy()),
+        ListedPaths(listed),
+        Printable(&program.to_string_lossy())
+    )]
+    ProgramNotDigested {
+        /// Where: the pointer of `entrypoint_digests`.
+        at: Location,
+        /// The resolved program.
+        program: PathBuf,
+        /// The paths listed, resolved, in path order.
+        listed: Vec<PathBuf>,
+    },
+    /// An `env` member name or an `inherit_env` element is not a variable name.
+    #[error(
+        "{at}: {name:?} is not an environment variable name (empty, or holding '=' or NUL); \
+         fix the name"
+    )]
+    BadVariableName {
+        /// Where: the pointer of the name.
+        at: Location,
+        /// The name as written.
+        name: String,
+    },
+    /// A variable is listed twice in `inherit_env`.
+    #[error("{at}: {name:?} is already listed at {first}; list each variable once")]
+    DuplicateVariable {
+        /// Where: the pointer of the repetition.
+        at: Location,
+        /// The variable.
+        name: String,
+        /// The JSON Pointer of its first occurrence.
+        first: String,
+    },
+    /// A variable is both set in `env` and inherited.
+    #[error(
+        "{at}: {name:?} is both set in env and inherited (inherit_env), so which value the \
+         server gets would be ambiguous: keep one"
+    )]
+    VariableSetAndInherited {
+        /// Where: the pointer of the `inherit_env` element.
+        at: Location,
+        /// The variable.
+        name: String,
+    },
+    /// An `entrypoint_digests` value is not a `sha256:<64 lowercase hex>` text.
+    #[error(
+        "{at}: {value:?} is not a file digest: {source}; write sha256: and the 64 lowercase \
+         hex digits of the file's SHA-256 (sha256sum prints them)"
+    )]
+    BadEntrypointDigest {
+        /// Where: the pointer of the digest.
+        at: Location,
+        /// The value as written.
+        value: String,
+        /// The parse error.
+        source: DigestParseError,
+    },
+    /// An `entrypoint_digests` path cannot join the set (two keys resolve to one file).
+    #[error("{at}: {source}; list each file once")]
+    Entrypoint {
+        /// Where: the pointer of the path.
+        at: Location,
+        /// Why.
+        source: EntrypointError,
+    },
+    /// Two entries start the same local command (argv, cwd, env) with different
+    /// `entrypoint_digests`: the same files run whichever tool is called, so one of the two
+    /// fails its entrypoint check before every spawn, or two versions were approved for one
+    /// server unnoticed. The whole catalog is refused, like
+    /// [`ConflictingServerIdentity`](Self::ConflictingServerIdentity).
+    #[error(
+        "{at}: the local server {binding} is bound here to entrypoint_digests {}, but {other} \
+         binds the same command, cwd and env to {}; the same command runs the same files \
+         whichever tool is called, so one of the two entries fails its entrypoint check before \
+         every spawn, or two versions were approved for one server unnoticed: give every entry \
+         for this command the same entrypoint_digests",
+        DigestsText(binding.entrypoint_digests()),
+        DigestsText(other_binding.entrypoint_digests())
+    )]
+    ConflictingLocalIdentity {
+        /// The later entry's `server` object.
+        at: Location,
+        /// The later entry's server.
+        binding: Box<LocalServer>,
+        /// The earlier entry's `server` object.
+        other: Location,
+        /// The earlier entry's server.
+        other_binding: Box<LocalServer>,
+    },
     /// Two or more entries share one `tool_name` (seed 003 §3): the whole catalog is refused.
     ///
     /// `Display` is the seed's message word for word, one line per entry in file order. With
@@ -394,7 +548,19 @@ impl CatalogError {
             | CatalogError::BothSpellings { at, .. }
             | CatalogError::DefinitionNameMismatch { at, .. }
             | CatalogError::DefinitionNotDigestible { at, .. }
-            | CatalogError::ConflictingServerIdentity { at, .. } => Some(at),
+            | CatalogError::ConflictingServerIdentity { at, .. }
+            | CatalogError::NotForLocalServer { at, .. }
+            | CatalogError::NotForNetworkServer { at, .. }
+            | CatalogError::NulCharacter { at }
+            | CatalogError::RelativePath { at, .. }
+            | CatalogError::ProgramNotFound { at, .. }
+            | CatalogError::ProgramNotDigested { at, .. }
+            | CatalogError::BadVariableName { at, .. }
+            | CatalogError::DuplicateVariable { at, .. }
+            | CatalogError::VariableSetAndInherited { at, .. }
+            | CatalogError::BadEntrypointDigest { at, .. }
+            | CatalogError::Entrypoint { at, .. }
+            | CatalogError::ConflictingLocalIdentity { at, .. } => Some(at),
         }
     }
 }
@@ -541,5 +707,39 @@ impl fmt::Display for Recomputed {
             ),
             None => Ok(()),
         }
+    }
+}
+
+/// Directories, `:`-separated as `PATH` writes them, or `PATH is empty or unset`.
+struct PathList<'a>(&'a [PathBuf]);
+
+impl fmt::Display for PathList<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.0.is_empty() {
+            return f.write_str("it has none");
+        }
+        for (position, path) in self.0.iter().enumerate() {
+            if position > 0 {
+                f.write_str(":")?;
+            }
+            write!(f, "{}", Printable(&path.to_string_lossy()))?;
+        }
+        Ok(())
+    }
+}
+
+/// `listed: a, b`.
+struct ListedPaths<'a>(&'a [PathBuf]);
+
+impl fmt::Display for ListedPaths<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("listed: ")?;
+        for (position, path) in self.0.iter().enumerate() {
+            if position > 0 {
+                f.write_str(", ")?;
+            }
+            write!(f, "{}", Printable(&path.to_string_lossy()))?;
+        }
+        Ok(())
     }
 }

@@ -58,7 +58,9 @@
 //! Every problem is reported, not only the first, each naming the entry (index and
 //! `tool_name`), the field (a JSON Pointer) and the fix: strict JSON (DESIGN.md §2); unknown
 //! members anywhere; missing members; an identity anchor on every server; `https` URLs with a
-//! host and no user info or fragment; fingerprints, SPIFFE IDs, `rotation_mode` and
+//! host and no user info or fragment; for local (stdio) servers, a `command` whose program is
+//! absolute or found on `PATH` and listed in `entrypoint_digests`, an absolute `cwd`, `env` and
+//! `inherit_env` variable names; fingerprints, SPIFFE IDs, `rotation_mode` and
 //! `tls_trust` as `server-identity` parses them; RFC 3339 `added_at`; a `definition_hash` that
 //! recomputes; one identity per server (entries whose URLs reach the same `https` host and
 //! port must carry the same anchors); and unique tool names (seed 003 §3); names without
@@ -78,8 +80,10 @@ mod code_points;
 mod definition;
 mod endpoint;
 mod entry;
+mod entrypoint;
 mod error;
 mod invisible;
+mod local;
 mod location;
 mod measurement;
 mod members;
@@ -89,10 +93,11 @@ mod upstream_url;
 mod warning;
 
 pub use crate::{
-    binding::{NetworkServer, ServerBinding},
+    binding::{LocalServer, NetworkServer, ServerBinding},
     catalog::{Catalog, UpstreamServer},
     code_points::{CodePoints, is_invisible},
     entry::CatalogEntry,
+    entrypoint::{EntrypointDigests, EntrypointError, FileDigest},
     error::{CatalogError, CatalogLoadError, CollidingEntry},
     invisible::{InvisibleText, invisible_text},
     location::{EntryRef, Location},

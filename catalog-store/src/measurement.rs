@@ -8,13 +8,14 @@
 //!            "spiffe_id", "rotation_mode", "tls_trust", "definition_hash"}}
 //! ```
 //!
-//! folded as seed 000 §5 under `ToolKey::from_name(tool_name)` with the same label.
+//! (for a local server `command`, `cwd`, `env`, `inherit_env` and `entrypoint_digests` in
+//! place of the network members), folded as seed 000 §5 under `ToolKey::from_name(tool_name)` with the same label.
 
 use catalog_fold::fold;
 use catalog_key::ToolKey;
 use jcs_digest::Digest;
 
-use crate::binding::{NetworkServer, ServerBinding};
+use crate::binding::{LocalServer, NetworkServer, ServerBinding};
 use crate::entry::CatalogEntry;
 
 /// The profile label of the per-entry preimage, and of the fold's duplicate and overflow texts.
@@ -66,19 +67,85 @@ impl CatalogMeasurement {
 pub(crate) fn entry_preimage(entry: &CatalogEntry) -> Vec<u8> {
     match entry.server() {
         ServerBinding::Network(server) => network_preimage(entry, server),
+        ServerBinding::Local(server) => local_preimage(entry, server),
     }
+}
+
+/// A local server's preimage (DESIGN.md §4): `command`, `cwd`, `env`, `inherit_env` and
+/// `entrypoint_digests` in place of the network members. `command` is as written (the
+/// program it resolves to depends on the machine; its digest is measured), `inherit_env`
+/// sorted (a set), `entrypoint_digests` under their resolved absolute paths. Object members
+/// are written in RFC 8785 order (UTF-16 code units), since env names and paths need not be
+/// ASCII.
+fn local_preimage(entry: &CatalogEntry, server: &LocalServer) -> Vec<u8> {
+    let mut out = Vec::with_capacity(512);
+    out.extend_from_slice(b"{\"entry\":{\"command\":");
+    write_array(&mut out, server.command());
+    out.extend_from_slice(b",\"cwd\":");
+    write_string(&mut out, &server.cwd().to_string_lossy());
+    out.extend_from_slice(b",\"definition_hash\":");
+    write_string(&mut out, &entry.definition_hash().to_string());
+    out.extend_from_slice(b",\"entrypoint_digests\":");
+    write_object(
+        &mut out,
+        server
+            .entrypoint_digests()
+            .iter()
+            .map(|(path, digest)| (path.to_string_lossy().into_owned(), digest.to_string())),
+    );
+    out.extend_from_slice(b",\"env\":");
+    write_object(
+        &mut out,
+        server
+            .env()
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone())),
+    );
+    out.extend_from_slice(b",\"inherit_env\":");
+    write_array(&mut out, &server.sorted_inherit_env());
+    out.extend_from_slice(b",\"tool_name\":");
+    write_string(&mut out, entry.tool_name());
+    out.extend_from_slice(b",\"upstream_name\":");
+    write_string(&mut out, entry.upstream_name());
+    out.extend_from_slice(b"},\"profile\":");
+    write_string(&mut out, CATALOG_ENTRY_LABEL);
+    out.push(b'}');
+    out
+}
+
+/// An array of strings, in the order given.
+fn write_array(out: &mut Vec<u8>, elements: &[impl AsRef<str>]) {
+    out.push(b'[');
+    for (position, element) in elements.iter().enumerate() {
+        if position > 0 {
+            out.push(b',');
+        }
+        write_string(out, element.as_ref());
+    }
+    out.push(b']');
+}
+
+/// An object of string members, sorted as RFC 8785 §3.2.3 sorts them (by UTF-16 code units).
+fn write_object(out: &mut Vec<u8>, members: impl Iterator<Item = (String, String)>) {
+    let mut members: Vec<(String, String)> = members.collect();
+    members.sort_by(|(a, _), (b, _)| a.encode_utf16().cmp(b.encode_utf16()));
+    out.push(b'{');
+    for (position, (name, value)) in members.iter().enumerate() {
+        if position > 0 {
+            out.push(b',');
+        }
+        write_string(out, name);
+        out.push(b':');
+        write_string(out, value);
+    }
+    out.push(b'}');
 }
 
 fn network_preimage(entry: &CatalogEntry, server: &NetworkServer) -> Vec<u8> {
     let mut out = Vec::with_capacity(512);
-    out.extend_from_slice(b"{\"entry\":{\"backup_fingerprints\":[");
-    for (position, backup) in server.sorted_backup_fingerprints().iter().enumerate() {
-        if position > 0 {
-            out.push(b',');
-        }
-        write_string(&mut out, backup);
-    }
-    out.extend_from_slice(b"],\"definition_hash\":");
+    out.extend_from_slice(b"{\"entry\":{\"backup_fingerprints\":");
+    write_array(&mut out, &server.sorted_backup_fingerprints());
+    out.extend_from_slice(b",\"definition_hash\":");
     write_string(&mut out, &entry.definition_hash().to_string());
     out.extend_from_slice(b",\"rotation_mode\":");
     write_string(&mut out, server.rotation_mode().as_str());

@@ -109,6 +109,25 @@ impl Problems<'_> {
         }
     }
 
+    /// A member that may be absent or `null` (read as empty), and otherwise must be an array
+    /// (`expected` names what of). `None` when it is not (the problem is recorded).
+    pub(crate) fn optional_array<'v>(
+        &mut self,
+        object: &'v Map<String, Value>,
+        pointer: &str,
+        member: &'static str,
+        expected: &'static str,
+    ) -> Option<&'v [Value]> {
+        match object.get(member) {
+            None | Some(Value::Null) => Some(&[]),
+            Some(Value::Array(elements)) => Some(elements),
+            Some(other) => {
+                self.wrong_type(child(pointer, member), expected, other);
+                None
+            }
+        }
+    }
+
     fn non_empty_string<'v>(
         &mut self,
         value: &'v Value,

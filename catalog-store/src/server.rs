@@ -1,16 +1,20 @@
 //! `server`: the upstream a tool is bound to, and its identity anchors (seed 003 §1, DESIGN.md §3).
 
+use std::ffi::OsStr;
+
 use serde_json::{Map, Value};
 use server_identity::{AnchorsError, Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
 
 use crate::binding::{NetworkServer, ServerBinding};
 
 use crate::error::CatalogError;
+use crate::local::{is_present, read_local};
 use crate::location::{child, element};
 use crate::members::{Field, Problems};
 use crate::upstream_url::UpstreamUrl;
 
-/// The members a `server` object may carry.
+/// The members a `server` object may carry: `display_name`, then a network server's, then a
+/// local server's.
 pub(crate) const SERVER_MEMBERS: &[&str] = &[
     "display_name",
     "url",
@@ -19,7 +23,18 @@ pub(crate) const SERVER_MEMBERS: &[&str] = &[
     "spiffe_id",
     "rotation_mode",
     "tls_trust",
+    "command",
+    "cwd",
+    "env",
+    "inherit_env",
+    "entrypoint_digests",
 ];
+
+/// The members only a network server has: refused on a local one.
+pub(crate) const NETWORK_ONLY_MEMBERS: &[&str] = SERVER_MEMBERS.split_at(7).0.split_at(1).1;
+
+/// The members only a local server has: refused on a network one.
+pub(crate) const LOCAL_ONLY_MEMBERS: &[&str] = SERVER_MEMBERS.split_at(7).1;
 
 const WHY_SERVER: &str = "A typo in a security file must not load quietly: fix or remove it";
 
@@ -29,11 +44,13 @@ pub(crate) struct ServerSketch {
     pub(crate) identity: String,
 }
 
-/// Reads a `server` object; records every problem.
+/// Reads a `server` object, network (`url`) or local (`command`); records every problem.
+/// `path_var` is the gateway's `PATH`, on which a local server's bare `command[0]` is looked up.
 pub(crate) fn read_server(
     problems: &mut Problems<'_>,
     server: &Map<String, Value>,
     pointer: &str,
+    path_var: Option<&OsStr>,
 ) -> (Option<ServerBinding>, ServerSketch) {
     let errors_before = problems.errors.len();
     problems.refuse_unknown_members(server, pointer, SERVER_MEMBERS, WHY_SERVER);
@@ -44,11 +61,22 @@ pub(crate) fn read_server(
         "display_name",
         "give a name for people, or remove the member",
     );
+    if is_present(server, "command") {
+        let (local, sketch) = read_local(problems, server, pointer, display_name.valid(), path_var);
+        return (local.map(ServerBinding::Local), sketch);
+    }
+    for member in LOCAL_ONLY_MEMBERS {
+        if is_present(server, member) {
+            let at = problems.at(child(pointer, member));
+            problems.push(CatalogError::NotForNetworkServer { at, member });
+        }
+    }
     let url = problems.required_string(
         server,
         pointer,
         "url",
-        "give the upstream's MCP endpoint, e.g. \"https://mcp.example.com/mcp\"",
+        "give the upstream's MCP endpoint, e.g. \"https://mcp.example.com/mcp\", or a \
+         command to start a local server",
     );
     let parsed_url = match url {
         Field::Valid(text) => match text.parse::<UpstreamUrl>() {
@@ -204,14 +232,12 @@ fn read_backups(
     primary: Field<Fingerprint>,
 ) -> Option<Vec<Fingerprint>> {
     let backups_pointer = child(pointer, "backup_fingerprints");
-    let elements = match server.get("backup_fingerprints") {
-        None | Some(Value::Null) => return Some(Vec::new()),
-        Some(Value::Array(elements)) => elements,
-        Some(other) => {
-            problems.wrong_type(backups_pointer, "an array of fingerprint strings", other);
-            return None;
-        }
-    };
+    let elements = problems.optional_array(
+        server,
+        pointer,
+        "backup_fingerprints",
+        "an array of fingerprint strings",
+    )?;
     let mut seen: Vec<(Fingerprint, String)> = Vec::with_capacity(elements.len() + 1);
     if let Field::Valid(primary) = primary {
         seen.push((primary, child(pointer, "tls_fingerprint")));
@@ -272,5 +298,29 @@ where
         },
         Field::Absent => Field::Absent,
         Field::Invalid => Field::Invalid,
+    }
+}
+
+#[cfg(test)]
+mod unit {
+    use super::{LOCAL_ONLY_MEMBERS, NETWORK_ONLY_MEMBERS};
+
+    #[test]
+    fn the_member_lists_split_where_the_kinds_do() {
+        assert_eq!(
+            NETWORK_ONLY_MEMBERS,
+            [
+                "url",
+                "tls_fingerprint",
+                "backup_fingerprints",
+                "spiffe_id",
+                "rotation_mode",
+                "tls_trust"
+            ]
+        );
+        assert_eq!(
+            LOCAL_ONLY_MEMBERS,
+            ["command", "cwd", "env", "inherit_env", "entrypoint_digests"]
+        );
     }
 }

@@ -39,13 +39,13 @@ pub enum CatalogWarning {
         index: usize,
         /// The later entry's name.
         tool_name: String,
-        /// The later entry's `server.url`.
+        /// The later entry's `server.url` (for a local server, its command and program).
         url: String,
         /// The earlier entry's index.
         other_index: usize,
         /// The earlier entry's name.
         other_tool_name: String,
-        /// The earlier entry's `server.url`.
+        /// The earlier entry's `server.url` (for a local server, its command and program).
         other_url: String,
         /// Which comparison found them alike.
         rule: LookalikeRule,
@@ -266,10 +266,10 @@ fn lookalikes(entries: &[CatalogEntry], server_keys: &[String]) -> Vec<CatalogWa
         warnings.push(CatalogWarning::Lookalike {
             index,
             tool_name: this.tool_name().to_owned(),
-            url: this.server().location_text().to_owned(),
+            url: this.server().location_text(),
             other_index: partner,
             other_tool_name: other.tool_name().to_owned(),
-            other_url: other.server().location_text().to_owned(),
+            other_url: other.server().location_text(),
             rule,
         });
     }

@@ -12,6 +12,8 @@ mod validation;
 mod collision;
 // One server, one identity: a URL (host and port) bound to two anchor sets refuses the catalog.
 mod one_identity;
+// Local (stdio) servers: command, cwd, env, inherit_env, entrypoint_digests.
+mod local;
 // Warnings that do not refuse: unrecommended names and lookalikes across servers.
 mod warnings;
 // The catalog measurement: independent values, sensitivity to each binding, order invariance.

@@ -172,7 +172,7 @@ fn servers_group_entries_by_their_whole_binding() {
         json!("Salesforce (again)"),
     );
     let catalog = load_valid(vec![entry_one(), entry_two(), same_server]);
-    let servers: Vec<(&str, Vec<&str>)> = catalog
+    let servers: Vec<(String, Vec<&str>)> = catalog
         .servers()
         .iter()
         .map(|s| {
@@ -186,10 +186,13 @@ fn servers_group_entries_by_their_whole_binding() {
         servers,
         [
             (
-                "https://mcp.salesforce.com/mcp",
+                "https://mcp.salesforce.com/mcp".to_owned(),
                 vec!["salesforce.query", "salesforce.describe"]
             ),
-            ("https://crm.internal:8443/mcp", vec!["crm.lookup"]),
+            (
+                "https://crm.internal:8443/mcp".to_owned(),
+                vec!["crm.lookup"]
+            ),
         ]
     );
     assert_eq!(

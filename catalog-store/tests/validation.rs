@@ -14,7 +14,7 @@ use crate::support::{
 const ENTRY_ALLOWED: &str = "tool_name, upstream_name, server, approved_definition, \
      definition_hash, added_at, approved_by";
 const SERVER_ALLOWED: &str = "display_name, url, tls_fingerprint, backup_fingerprints, \
-     spiffe_id, rotation_mode, tls_trust";
+     spiffe_id, rotation_mode, tls_trust, command, cwd, env, inherit_env, entrypoint_digests";
 const TYPO: &str = "A typo in a security file must not load quietly: fix or remove it";
 const E0: &str = "entry 0 (tool_name \"salesforce.query\")";
 
@@ -89,7 +89,7 @@ fn a_missing_required_member_is_named_with_what_to_add() {
         single_error(without(entry_one(), "/server/url")),
         format!(
             "{E0} at /0/server/url: required member \"url\" is missing; give the upstream's MCP \
-             endpoint, e.g. \"https://mcp.example.com/mcp\""
+             endpoint, e.g. \"https://mcp.example.com/mcp\", or a command to start a local server"
         )
     );
     assert_eq!(

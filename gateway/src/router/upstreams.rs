@@ -75,7 +75,7 @@ pub(crate) fn build_upstreams(
         // Only network upstreams are served (local, stdio ones are not yet).
         let Some(binding) = server.binding().network() else {
             return Err(RouterBuildError::Upstream {
-                url: server.binding().location_text().to_owned(),
+                url: server.binding().location_text(),
                 detail: "this gateway serves network (https) upstreams only".to_owned(),
             });
         };

@@ -1,0 +1,434 @@
+//! A local server's members: `command`, `cwd`, `env`, `inherit_env`, `entrypoint_digests`
+//! (DESIGN.md §3, "Local (stdio) upstreams"). Every problem is recorded, at its member.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::binding::LocalServer;
+use crate::entrypoint::{EntrypointDigests, FileDigest};
+use crate::error::CatalogError;
+use crate::location::{child, element};
+use crate::members::Problems;
+use crate::server::{NETWORK_ONLY_MEMBERS, ServerSketch};
+
+/// Whether `member` is present and not `null` (`null` is the same as absent).
+pub(crate) fn is_present(object: &Map<String, Value>, member: &str) -> bool {
+    !matches!(object.get(member), None | Some(Value::Null))
+}
+
+/// Reads a `server` object that has a `command`; `path_var` is the gateway's `PATH`, on which
+/// a bare `command[0]` is looked up. `None` when a problem was recorded.
+pub(crate) fn read_local(
+    problems: &mut Problems<'_>,
+    server: &Map<String, Value>,
+    pointer: &str,
+    display_name: Option<&str>,
+    path_var: Option<&OsStr>,
+) -> (Option<LocalServer>, ServerSketch) {
+    let errors_before = problems.errors.len();
+    for member in NETWORK_ONLY_MEMBERS {
+        if is_present(server, member) {
+            let at = problems.at(child(pointer, member));
+            problems.push(CatalogError::NotForLocalServer { at, member });
+        }
+    }
+    let command = read_command(problems, server, pointer);
+    let cwd = read_cwd(problems, server, pointer);
+    let program = command.as_ref().and_then(|command| {
+        resolve_program(
+            problems,
+            command.first()?,
+            &child(pointer, "command"),
+            path_var,
+        )
+    });
+    let env = read_env(problems, server, pointer);
+    let inherit_env = read_inherit_env(problems, server, pointer, env.as_ref());
+    let digests = cwd
+        .as_deref()
+        .and_then(|cwd| read_digests(problems, server, pointer, cwd));
+    if let (Some(program), Some(digests)) = (&program, &digests) {
+        if !digests.contains(program) {
+            let at = problems.at(child(pointer, "entrypoint_digests"));
+            problems.push(CatalogError::ProgramNotDigested {
+                at,
+                program: program.clone(),
+                listed: digests.iter().map(|(path, _)| path.to_owned()).collect(),
+            });
+        }
+    }
+
+    let sketch = ServerSketch {
+        url: match (&command, &program) {
+            (Some(command), Some(program)) => {
+                format!("command {command:?} (program {})", program.display())
+            }
+            (Some(command), None) => format!("command {command:?}"),
+            _ => "command (unreadable)".to_owned(),
+        },
+        identity: match (&program, &digests) {
+            (Some(program), Some(digests)) => digests
+                .iter()
+                .find(|(path, _)| *path == program.as_path())
+                .map_or_else(
+                    || "no digest for the program".to_owned(),
+                    |(_, digest)| format!("entrypoint_digests: {digest} for {}", program.display()),
+                ),
+            _ => "entrypoint_digests unreadable".to_owned(),
+        },
+    };
+    if problems.errors.len() != errors_before {
+        return (None, sketch);
+    }
+    let local = (|| {
+        Some(LocalServer {
+            display_name: display_name.map(str::to_owned),
+            command: command?,
+            program: program?,
+            cwd: cwd?,
+            env: env?,
+            inherit_env: inherit_env?,
+            entrypoint_digests: digests?,
+        })
+    })();
+    (local, sketch)
+}
+
+/// A string no process argument, path or variable can carry a NUL in.
+fn process_text<'v>(
+    problems: &mut Problems<'_>,
+    value: &'v Value,
+    pointer: String,
+    expected: &'static str,
+) -> Option<&'v str> {
+    match value {
+        Value::String(text) if text.contains('\0') => {
+            let at = problems.at(pointer);
+            problems.push(CatalogError::NulCharacter { at });
+            None
+        }
+        Value::String(text) => Some(text),
+        other => {
+            problems.wrong_type(pointer, expected, other);
+            None
+        }
+    }
+}
+
+/// `command`: a non-empty array of strings, `command[0]` non-empty.
+fn read_command(
+    problems: &mut Problems<'_>,
+    server: &Map<String, Value>,
+    pointer: &str,
+) -> Option<Vec<String>> {
+    let command_pointer = child(pointer, "command");
+    let elements = match server.get("command") {
+        Some(Value::Array(elements)) => elements,
+        Some(other) => {
+            problems.wrong_type(
+                command_pointer,
+                "an array of strings (program, arguments)",
+                other,
+            );
+            return None;
+        }
+        None => return None,
+    };
+    if elements.is_empty() {
+        let at = problems.at(command_pointer);
+        problems.push(CatalogError::EmptyValue {
+            at,
+            member: "command",
+            hint: "give the program and its arguments, e.g. [\"/usr/bin/node\", \"dist/index.js\"]",
+        });
+        return None;
+    }
+    let mut argv = Vec::with_capacity(elements.len());
+    for (index, value) in elements.iter().enumerate() {
+        let text = process_text(
+            problems,
+            value,
+            element(&command_pointer, index),
+            "a string",
+        )?;
+        argv.push(text.to_owned());
+    }
+    if argv.first().is_some_and(String::is_empty) {
+        let at = problems.at(element(&command_pointer, 0));
+        problems.push(CatalogError::EmptyValue {
+            at,
+            member: "command[0]",
+            hint: "give the program: an absolute path, or a name to look up on the gateway's PATH",
+        });
+        return None;
+    }
+    Some(argv)
+}
+
+/// `cwd`: required, an absolute path.
+fn read_cwd(
+    problems: &mut Problems<'_>,
+    server: &Map<String, Value>,
+    pointer: &str,
+) -> Option<PathBuf> {
+    let cwd_pointer = child(pointer, "cwd");
+    let Some(value) = server.get("cwd").filter(|value| !value.is_null()) else {
+        let at = problems.at(cwd_pointer);
+        problems.push(CatalogError::MissingMember {
+            at,
+            member: "cwd",
+            hint: "give the absolute directory the server runs in, e.g. \"/opt/mcp/everything\"",
+        });
+        return None;
+    };
+    let text = process_text(
+        problems,
+        value,
+        cwd_pointer.clone(),
+        "a string (an absolute path)",
+    )?;
+    let path = PathBuf::from(text);
+    if !path.is_absolute() {
+        let at = problems.at(cwd_pointer);
+        problems.push(CatalogError::RelativePath {
+            at,
+            path: text.to_owned(),
+            hint: "write the directory the server runs in as an absolute path (a relative one \
+                   would depend on where the gateway was started)",
+        });
+        return None;
+    }
+    Some(path)
+}
+
+/// `command[0]`: an absolute path as it is; a bare name looked up on the absolute directories
+/// of `path_var` (a relative `PATH` entry would depend on where the gateway was started); a
+/// relative path with a `/` is refused.
+fn resolve_program(
+    problems: &mut Problems<'_>,
+    program: &str,
+    command_pointer: &str,
+    path_var: Option<&OsStr>,
+) -> Option<PathBuf> {
+    let program_pointer = element(command_pointer, 0);
+    let path = Path::new(program);
+    if path.is_absolute() {
+        return Some(path.to_owned());
+    }
+    if program.contains('/') {
+        let at = problems.at(program_pointer);
+        problems.push(CatalogError::RelativePath {
+            at,
+            path: program.to_owned(),
+            hint: "write the program as an absolute path, or as a bare name to look up on the \
+                   gateway's PATH",
+        });
+        return None;
+    }
+    let searched: Vec<PathBuf> = path_var
+        .map(|path_var| {
+            std::env::split_paths(path_var)
+                .filter(|directory| directory.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(found) = searched
+        .iter()
+        .map(|directory| directory.join(program))
+        .find(|candidate| is_executable_file(candidate))
+    {
+        return Some(found);
+    }
+    let at = problems.at(program_pointer);
+    problems.push(CatalogError::ProgramNotFound {
+        at,
+        program: program.to_owned(),
+        searched,
+    });
+    None
+}
+
+/// A regular file (after symlinks) that someone may execute.
+fn is_executable_file(path: &Path) -> bool {
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        metadata.is_file()
+    }
+}
+
+/// An environment variable name: non-empty, without `=` or NUL.
+fn check_variable_name(problems: &mut Problems<'_>, name: &str, pointer: String) -> bool {
+    let valid = !name.is_empty() && !name.contains(['=', '\0']);
+    if !valid {
+        let at = problems.at(pointer);
+        problems.push(CatalogError::BadVariableName {
+            at,
+            name: name.to_owned(),
+        });
+    }
+    valid
+}
+
+/// `env`: optional, an object of string values.
+fn read_env(
+    problems: &mut Problems<'_>,
+    server: &Map<String, Value>,
+    pointer: &str,
+) -> Option<BTreeMap<String, String>> {
+    let env_pointer = child(pointer, "env");
+    let members = match server.get("env") {
+        None | Some(Value::Null) => return Some(BTreeMap::new()),
+        Some(Value::Object(members)) => members,
+        Some(other) => {
+            problems.wrong_type(env_pointer, "an object of string values", other);
+            return None;
+        }
+    };
+    let mut env = BTreeMap::new();
+    let mut valid = true;
+    for (name, value) in members {
+        let member_pointer = child(&env_pointer, name);
+        valid &= check_variable_name(problems, name, member_pointer.clone());
+        match process_text(problems, value, member_pointer, "a string") {
+            Some(text) => {
+                env.insert(name.clone(), text.to_owned());
+            }
+            None => valid = false,
+        }
+    }
+    valid.then_some(env)
+}
+
+/// `inherit_env`: optional, an array of variable names, each once and none also in `env`.
+fn read_inherit_env(
+    problems: &mut Problems<'_>,
+    server: &Map<String, Value>,
+    pointer: &str,
+    env: Option<&BTreeMap<String, String>>,
+) -> Option<Vec<String>> {
+    let inherit_pointer = child(pointer, "inherit_env");
+    let elements =
+        problems.optional_array(server, pointer, "inherit_env", "an array of variable names")?;
+    let mut names: Vec<String> = Vec::with_capacity(elements.len());
+    let mut valid = true;
+    for (index, value) in elements.iter().enumerate() {
+        let element_pointer = element(&inherit_pointer, index);
+        let Some(name) = process_text(problems, value, element_pointer.clone(), "a string") else {
+            valid = false;
+            continue;
+        };
+        if !check_variable_name(problems, name, element_pointer.clone()) {
+            valid = false;
+            continue;
+        }
+        if let Some(first) = names.iter().position(|known| known == name) {
+            let at = problems.at(element_pointer);
+            problems.push(CatalogError::DuplicateVariable {
+                at,
+                name: name.to_owned(),
+                first: element(&inherit_pointer, first),
+            });
+            valid = false;
+            continue;
+        }
+        if env.is_some_and(|env| env.contains_key(name)) {
+            let at = problems.at(element_pointer);
+            problems.push(CatalogError::VariableSetAndInherited {
+                at,
+                name: name.to_owned(),
+            });
+            valid = false;
+            continue;
+        }
+        names.push(name.to_owned());
+    }
+    valid.then_some(names)
+}
+
+/// `entrypoint_digests`: required, a non-empty object of path → `sha256:<hex>`; relative
+/// paths are resolved against `cwd`.
+fn read_digests(
+    problems: &mut Problems<'_>,
+    server: &Map<String, Value>,
+    pointer: &str,
+    cwd: &Path,
+) -> Option<EntrypointDigests> {
+    let digests_pointer = child(pointer, "entrypoint_digests");
+    let members = match server.get("entrypoint_digests") {
+        Some(Value::Object(members)) => members,
+        None | Some(Value::Null) => {
+            let at = problems.at(digests_pointer);
+            problems.push(CatalogError::MissingMember {
+                at,
+                member: "entrypoint_digests",
+                hint: "list the files the server is started from, each with its digest, e.g. \
+                       {\"/usr/bin/node\": \"sha256:...\"}: they are a local server's identity \
+                       anchor",
+            });
+            return None;
+        }
+        Some(other) => {
+            problems.wrong_type(digests_pointer, "an object of path: \"sha256:...\"", other);
+            return None;
+        }
+    };
+    if members.is_empty() {
+        let at = problems.at(digests_pointer);
+        problems.push(CatalogError::EmptyValue {
+            at,
+            member: "entrypoint_digests",
+            hint: "list at least the program command[0] resolves to, with its digest: the \
+                   digests are a local server's identity anchor",
+        });
+        return None;
+    }
+    let mut digests = EntrypointDigests::new();
+    let mut valid = true;
+    for (path_text, value) in members {
+        let member_pointer = child(&digests_pointer, path_text);
+        if path_text.is_empty() || path_text.contains('\0') {
+            let at = problems.at(member_pointer);
+            problems.push(CatalogError::RelativePath {
+                at,
+                path: path_text.clone(),
+                hint: "name a file: an absolute path, or a path relative to cwd",
+            });
+            valid = false;
+            continue;
+        }
+        let Some(text) = process_text(problems, value, member_pointer.clone(), "a string") else {
+            valid = false;
+            continue;
+        };
+        let digest = match text.parse::<FileDigest>() {
+            Ok(digest) => digest,
+            Err(source) => {
+                let at = problems.at(member_pointer);
+                problems.push(CatalogError::BadEntrypointDigest {
+                    at,
+                    value: text.to_owned(),
+                    source,
+                });
+                valid = false;
+                continue;
+            }
+        };
+        if let Err(source) = digests.insert(cwd.join(path_text), digest) {
+            let at = problems.at(member_pointer);
+            problems.push(CatalogError::Entrypoint { at, source });
+            valid = false;
+        }
+    }
+    valid.then_some(digests)
+}
