@@ -83,6 +83,7 @@
 
 pub mod audit;
 pub mod definition_check;
+pub mod local;
 pub use toolgate_mcp as mcp;
 pub mod router;
 pub mod server;

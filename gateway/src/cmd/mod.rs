@@ -13,6 +13,7 @@ pub(crate) mod demo_upstream;
 mod diff;
 mod digest;
 pub(crate) mod identity;
+mod identity_command;
 mod jcs;
 mod key;
 pub(crate) mod serve;

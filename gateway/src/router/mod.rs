@@ -36,6 +36,7 @@
 //! An audit log that cannot record answers -32603 without `data.reason`: no decision was made.
 
 mod denial;
+mod upstream_kind;
 mod upstreams;
 
 use std::collections::HashMap;
@@ -51,10 +52,12 @@ use crate::audit::{
     AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity, arguments_digest,
 };
 use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
+use crate::local::LocalOptions;
 use crate::mcp::{ErrorObject, error_codes};
-use crate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
+use crate::upstream::{UpstreamError, UpstreamOptions};
 
 pub use self::denial::{Denial, DenialReason, codes, error_code};
+pub use self::upstream_kind::Upstream;
 pub use self::upstreams::RouterBuildError;
 
 /// One `tools/call` as the client sent it.
@@ -150,6 +153,8 @@ pub struct RouterOptions {
     pub upstream: UpstreamOptions,
     /// Per call (default) or a bounded max-age.
     pub freshness: Freshness,
+    /// Process limits of local (stdio) upstreams.
+    pub local: LocalOptions,
 }
 
 impl RouterOptions {
@@ -161,6 +166,7 @@ impl RouterOptions {
             bundles: TrustBundles::new(),
             upstream: UpstreamOptions::default(),
             freshness: Freshness::PerCall,
+            local: LocalOptions::default(),
         }
     }
 }
@@ -169,7 +175,7 @@ impl RouterOptions {
 #[derive(Debug)]
 pub struct Router {
     catalog: Catalog,
-    upstreams: Vec<UpstreamClient>,
+    upstreams: Vec<Upstream>,
     /// One listing cache per upstream, same index as `upstreams`.
     definitions: Vec<LiveDefinitions<UpstreamError>>,
     upstream_of_tool: HashMap<String, usize>,
@@ -193,6 +199,7 @@ impl Router {
             &options.roots,
             &options.bundles,
             &options.upstream,
+            &options.local,
         )?;
         let definitions = upstreams
             .iter()
@@ -217,9 +224,17 @@ impl Router {
         &self.audit
     }
 
-    /// The upstream clients, one per distinct upstream.
-    pub fn upstreams(&self) -> &[UpstreamClient] {
+    /// The upstreams, one per distinct server of the catalog.
+    pub fn upstreams(&self) -> &[Upstream] {
         &self.upstreams
+    }
+
+    /// Stops every local server's process (stdin closed, SIGTERM, SIGKILL, each after its
+    /// grace period) and starts no other; network upstreams are left alone.
+    pub async fn shutdown(&self) {
+        for upstream in &self.upstreams {
+            upstream.shutdown().await;
+        }
     }
 
     /// The tools clients see: each entry's approved definition, complete, with `"name"` set to
@@ -350,6 +365,7 @@ impl Router {
                 entry.upstream_name(),
                 arguments_value,
                 meta.map(Value::Object),
+                generation,
             )
             .await
         {
@@ -369,11 +385,7 @@ impl Router {
     fn route(
         &self,
         tool: &str,
-    ) -> Option<(
-        &CatalogEntry,
-        &UpstreamClient,
-        &LiveDefinitions<UpstreamError>,
-    )> {
+    ) -> Option<(&CatalogEntry, &Upstream, &LiveDefinitions<UpstreamError>)> {
         let entry = self.catalog.lookup(tool)?;
         let index = *self.upstream_of_tool.get(tool)?;
         Some((
@@ -384,7 +396,22 @@ impl Router {
     }
 
     /// The fingerprints the upstream presented on its newest connection (key, then certificate).
-    fn observed_identity(&self, upstream: &UpstreamClient) -> Option<AuditIdentity> {
+    fn observed_identity(&self, upstream: &Upstream) -> Option<AuditIdentity> {
+        let upstream = match upstream {
+            Upstream::Network(client) => client,
+            // A local server presents what it runs: the digests verified before its start.
+            Upstream::Local(local) => {
+                let verified = local.verified_entrypoints()?;
+                return Some(AuditIdentity {
+                    fingerprints: verified
+                        .digests()
+                        .iter()
+                        .map(|(_, digest)| digest.to_string())
+                        .collect(),
+                    spiffe_id: None,
+                });
+            }
+        };
         let observed = upstream.observed_identity()?;
         let mut fingerprints: Vec<String> = observed
             .spki_sha256
@@ -437,7 +464,7 @@ impl Router {
 /// The denial for an upstream failure while `doing` (identity, unavailable, or error).
 fn upstream_denial(
     entry: &CatalogEntry,
-    upstream: &UpstreamClient,
+    upstream: &Upstream,
     error: &UpstreamError,
     doing: &str,
 ) -> Denial {
@@ -447,6 +474,7 @@ fn upstream_denial(
         _ => DenialReason::UpstreamError,
     };
     let advice = match reason {
+        DenialReason::IdentityMismatch if upstream.local().is_some() => "nothing was started",
         DenialReason::IdentityMismatch => "nothing was sent to it",
         DenialReason::UpstreamUnavailable => {
             "check that the upstream runs and is reachable, then retry"
@@ -484,6 +512,10 @@ fn identity_of(error: &UpstreamError) -> Option<AuditIdentity> {
         IdentityError::SpiffeIdMismatch { presented, .. } => spiffe(presented.to_string()),
         IdentityError::SvidIsCa { presented } => spiffe(presented.to_string()),
         IdentityError::SvidInvalidId { presented, .. } => spiffe(presented.clone()),
+        IdentityError::EntrypointMismatch { observed, .. } => Some(AuditIdentity {
+            fingerprints: vec![observed.to_string()],
+            spiffe_id: None,
+        }),
         _ => None,
     }
 }
