@@ -53,3 +53,8 @@ mod catalog_identity_cli;
 
 // SPIFFE identity end to end: an SVID upstream, spiffe_id bindings, bundles, serve --spiffe-bundle.
 mod e2e_spiffe;
+
+// Local (stdio) upstreams with real processes: allowed calls, env and cwd, rug-pull, changed
+// entrypoints, crash and restart, and each bad child (garbage, 100 MB line, silence, exit at
+// once, stderr flood, SIGTERM ignored).
+mod e2e_local;

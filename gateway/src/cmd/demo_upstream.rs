@@ -41,7 +41,8 @@ pub(crate) struct DemoUpstreamArgs {
     /// {"tools": [...]}); pin it in entrypoint_digests beside the toolgate binary.
     #[arg(long, value_name = "FILE", requires = "stdio")]
     tools: Option<PathBuf>,
-    /// With --stdio: append this process's id to FILE at start (tests count starts with it).
+    /// With --stdio: append this process's id to FILE at start (tests count starts with it),
+    /// and `call NAME` when a tools/call arrives.
     #[arg(long, value_name = "FILE", requires = "stdio")]
     marker: Option<PathBuf>,
     /// With --stdio: after N tools/call, change the first tool's description and send

@@ -109,6 +109,7 @@ impl RunningChild {
         let pending = Arc::new(Mutex::new(Pending::default()));
         let (exit_tx, exited) = watch::channel(None);
         let (stop, stop_rx) = oneshot::channel();
+        let (reader_done, reader_finished) = oneshot::channel();
 
         tokio::spawn(write_stdin(stdin, queue, close_stdin.clone()));
         tokio::spawn(stderr::relay(
@@ -126,6 +127,7 @@ impl RunningChild {
             replies: outgoing.clone(),
             invalidations: setup.invalidations.clone(),
             exited: exited.clone(),
+            done: reader_done,
         }));
         tokio::spawn(own(Owner {
             child,
@@ -136,6 +138,7 @@ impl RunningChild {
             pending: pending.clone(),
             exit_tx,
             invalidations: setup.invalidations,
+            reader_finished,
         }));
         Ok(RunningChild {
             label: setup.label,
@@ -371,6 +374,7 @@ struct Reader {
     replies: mpsc::Sender<Vec<u8>>,
     invalidations: Arc<watch::Sender<u64>>,
     exited: watch::Receiver<Option<ExitText>>,
+    done: oneshot::Sender<()>,
 }
 
 async fn read_stdout(reader: Reader) {
@@ -382,6 +386,7 @@ async fn read_stdout(reader: Reader) {
         replies,
         invalidations,
         mut exited,
+        done,
     } = reader;
     let mut stdout = BufReader::new(stdout);
     let mut line = Vec::new();
@@ -444,6 +449,7 @@ async fn read_stdout(reader: Reader) {
         }
         pending.fail_all(&Failure::Closed(reason));
     }
+    let _ = done.send(());
 }
 
 /// Hands a response to the caller waiting for its id.
@@ -507,11 +513,14 @@ struct Owner {
     pending: Arc<Mutex<Pending>>,
     exit_tx: watch::Sender<Option<ExitText>>,
     invalidations: Arc<watch::Sender<u64>>,
+    reader_finished: oneshot::Receiver<()>,
 }
 
 /// Waits for the process to exit, or stops it when asked (or when its `RunningChild` is
-/// dropped); then records how it ended, fails what is in flight, and bumps the invalidation
-/// generation (a new process may serve other tools).
+/// dropped); then records how it ended, bumps the invalidation generation (a new process may
+/// serve other tools), lets the reader deliver the answers still in the pipe, and fails what
+/// is still in flight (a grandchild may hold the pipe open: the reader is not waited for
+/// long).
 async fn own(owner: Owner) {
     let Owner {
         mut child,
@@ -522,19 +531,21 @@ async fn own(owner: Owner) {
         pending,
         exit_tx,
         invalidations,
+        reader_finished,
     } = owner;
     let exit = tokio::select! {
         status = child.wait() => describe(status),
         _ = &mut stop => stop_child(&mut child, &close_stdin, grace, &label).await,
     };
     tracing::info!(upstream = %label, "local server {label} exited ({exit})");
+    let reason = exited_text(&exit);
+    let _ = exit_tx.send(Some(exit));
+    invalidations.send_modify(|generation| *generation += 1);
+    let _ = tokio::time::timeout(EXIT_STATUS_WAIT, reader_finished).await;
     if let Ok(mut pending) = pending.lock() {
-        let reason = exited_text(&exit);
         pending.closed = Some(reason.clone());
         pending.fail_all(&Failure::Closed(reason));
     }
-    invalidations.send_modify(|generation| *generation += 1);
-    let _ = exit_tx.send(Some(exit));
 }
 
 /// The MCP stdio shutdown: close stdin and wait; then SIGTERM and wait; then SIGKILL.

@@ -65,7 +65,8 @@ pub struct StdioServerConfig {
     pub page_size: usize,
     /// Refuse `server/discover` (-32601), as servers of the session generation do.
     pub sessions_only: bool,
-    /// Append `PID\n` to this file at start (tests count starts with it).
+    /// Append `PID\n` to this file at start (tests count starts with it), and `call NAME\n`
+    /// when a `tools/call` arrives (before it is answered).
     pub marker: Option<PathBuf>,
     /// After this many `tools/call`s, change the first tool's description and send
     /// `notifications/tools/list_changed` (a rug-pull by a server whose files did not change).
@@ -157,23 +158,23 @@ pub async fn serve_stdio(config: StdioServerConfig) -> Result<(), StdioServerErr
     } else {
         None
     };
+    eprintln!(
+        "toolgate demo stdio server: serving {} tools on stdio",
+        tools.len()
+    );
     if config.misbehave == Some(Misbehaviour::StderrFlood) {
         std::thread::spawn(|| {
             use std::io::Write as _;
-            let mut stderr = std::io::stderr().lock();
             let mut line = 0u64;
             loop {
                 line += 1;
-                if writeln!(stderr, "flood line {line}: {}", "x".repeat(200)).is_err() {
+                // Locked per line: the server's own stderr lines still get through.
+                if writeln!(std::io::stderr(), "flood line {line}: {}", "x".repeat(200)).is_err() {
                     return;
                 }
             }
         });
     }
-    eprintln!(
-        "toolgate demo stdio server: serving {} tools on stdio",
-        tools.len()
-    );
     let mut stdout = tokio::io::stdout();
     let mut input = BufReader::new(tokio::io::stdin()).lines();
     let mut calls = 0u64;
@@ -203,6 +204,20 @@ pub async fn serve_stdio(config: StdioServerConfig) -> Result<(), StdioServerErr
             _ => {}
         }
         let is_call = request.method == mcp::methods::TOOLS_CALL;
+        if let (true, Some(marker)) = (is_call, &config.marker) {
+            use std::io::Write as _;
+            let name = request
+                .params
+                .as_ref()
+                .and_then(|params| params.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            let mut file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(marker)?;
+            writeln!(file, "call {name}")?;
+        }
         if let (true, Some(delay)) = (is_call, config.call_delay) {
             tokio::time::sleep(delay).await;
         }
