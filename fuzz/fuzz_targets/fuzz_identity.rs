@@ -1,10 +1,12 @@
 //! Fuzz the identity parsers of `server_identity`, which read catalog files and operator input:
 //! no input panics; every accepted fingerprint prints in the one canonical form, which reads back
-//! to the same bytes; every accepted SPIFFE ID prints as it was given and reads back unchanged.
+//! to the same bytes; every accepted SPIFFE ID prints as it was given and reads back unchanged;
+//! every accepted file digest is its canonical text up to the case of its hex; every accepted
+//! RFC 3339 timestamp prints in a form that reads back to the same instant.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use server_identity::{Fingerprint, RotationMode, SpiffeId, TlsTrust};
+use server_identity::{FileDigest, Fingerprint, RotationMode, SpiffeId, TlsTrust, UtcTimestamp};
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
@@ -26,6 +28,18 @@ fuzz_target!(|data: &[u8]| {
         assert!(!id.trust_domain().is_empty());
         let again: SpiffeId = id.to_string().parse().expect("a printed SPIFFE ID must parse");
         assert_eq!(again.to_string(), text);
+    }
+
+    if let Ok(digest) = text.parse::<FileDigest>() {
+        let canonical = digest.to_string();
+        assert_eq!(canonical, format!("sha256:{}", text["sha256:".len()..].to_ascii_lowercase()));
+        assert_eq!(canonical.parse::<FileDigest>().ok(), Some(digest));
+    }
+
+    if let Ok(time) = text.parse::<UtcTimestamp>() {
+        let printed = time.to_string();
+        assert_eq!(printed.parse::<UtcTimestamp>().ok(), Some(time), "{text:?} → {printed}");
+        assert!(printed.ends_with('Z'));
     }
 
     // The mode parsers accept exactly their documented spellings.

@@ -261,6 +261,10 @@ impl EntrypointDigests {
     /// A symlink is followed: the target's bytes are hashed, and an error names the pinned path
     /// (the symlink, as the catalog lists it), not the target.
     ///
+    /// The check is of the files as they are when read: a file replaced between this check and
+    /// the spawn is not caught (closing that window would need executing the very file
+    /// descriptor that was hashed). Spawn right after verifying, from the same paths.
+    ///
     /// # Errors
     ///
     /// [`IdentityError::EntrypointUnreadable`] when a file cannot be read (missing, permission
