@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use server_identity::{Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
+use server_identity::{
+    EntrypointDigests, Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust,
+};
 
-use crate::entrypoint::EntrypointDigests;
 use crate::printable::Printable;
 use crate::upstream_url::UpstreamUrl;
 

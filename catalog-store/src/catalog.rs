@@ -38,7 +38,8 @@ pub struct Catalog {
 /// One distinct upstream server and the tools bound to it, for the gateway's connection pool.
 ///
 /// Entries share a server when their bindings are equal in everything but `display_name`
-/// (URL, fingerprints, SPIFFE ID, rotation mode, trust).
+/// (URL, fingerprints, SPIFFE ID, rotation mode, trust; for a local server command, cwd, env,
+/// inherit_env and entrypoint digests).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UpstreamServer {
     binding: ServerBinding,
@@ -80,6 +81,9 @@ impl Catalog {
     /// a file that is not an array of entries or an `{"entries": …}` object, unknown or
     /// missing members, invalid fields, one server (`https` host and port) bound to two
     /// different identities, and duplicate tool names.
+    ///
+    /// A local server's bare `command[0]` is looked up on this process's `PATH` (its absolute
+    /// directories), read once per load.
     pub fn from_slice(bytes: &[u8]) -> Result<Catalog, CatalogLoadError> {
         Catalog::from_bytes(bytes, None)
     }

@@ -5,6 +5,7 @@ use std::ffi::OsStr;
 use catalog_key::ToolKey;
 use jcs_digest::{Digest, Profile, tool_definition_digest};
 use serde_json::{Map, Value};
+use server_identity::UtcTimestamp;
 
 use crate::added_at::check_rfc3339;
 use crate::binding::ServerBinding;
@@ -38,6 +39,7 @@ pub struct CatalogEntry {
     approved_definition: Value,
     definition_hash: Digest,
     added_at: String,
+    added_at_utc: UtcTimestamp,
     approved_by: String,
 }
 
@@ -81,6 +83,11 @@ impl CatalogEntry {
     /// `added_at`, an RFC 3339 date-time, as written.
     pub fn added_at(&self) -> &str {
         &self.added_at
+    }
+
+    /// `added_at`, parsed: the instant in UTC, to compare or print canonically.
+    pub fn added_at_utc(&self) -> UtcTimestamp {
+        self.added_at_utc
     }
 
     /// `approved_by`, as written.
@@ -218,16 +225,21 @@ pub(crate) fn read_entry(
         "added_at",
         "give the approval time in RFC 3339, e.g. \"2026-06-01T00:00:00Z\"",
     );
-    if let Field::Valid(text) = added_at {
-        if let Err(reason) = check_rfc3339(text) {
-            let at = problems.at(child(&pointer, "added_at"));
-            problems.push(CatalogError::BadAddedAt {
-                at,
-                value: text.to_owned(),
-                reason,
-            });
-        }
-    }
+    let added_at_utc = match added_at {
+        Field::Valid(text) => match check_rfc3339(text) {
+            Ok(time) => Some(time),
+            Err(reason) => {
+                let at = problems.at(child(&pointer, "added_at"));
+                problems.push(CatalogError::BadAddedAt {
+                    at,
+                    value: text.to_owned(),
+                    reason,
+                });
+                None
+            }
+        },
+        Field::Absent | Field::Invalid => None,
+    };
     let approved_by = problems.required_string(
         entry,
         &pointer,
@@ -267,6 +279,7 @@ pub(crate) fn read_entry(
             approved_definition,
             definition_hash: definition_hash?,
             added_at: added_at.valid()?.to_owned(),
+            added_at_utc: added_at_utc?,
             approved_by: approved_by.valid()?.to_owned(),
         })
     })();

@@ -6,12 +6,12 @@ use std::path::{Path, PathBuf};
 
 use jcs_digest::{Digest, DigestParseError, StrictJsonError, ToolDigestError};
 use server_identity::{
-    AnchorsError, Fingerprint, FingerprintError, ModeError, SpiffeId, SpiffeIdError,
+    AnchorsError, EntrypointError, FileDigestError, Fingerprint, FingerprintError, ModeError,
+    SpiffeId, SpiffeIdError,
 };
 
 use crate::binding::{AnchorsText, DigestsText, LocalServer, NetworkServer};
 use crate::code_points::CodePoints;
-use crate::entrypoint::EntrypointError;
 use crate::location::Location;
 use crate::printable::Printable;
 use crate::upstream_url::UrlProblem;
@@ -461,21 +461,16 @@ pub enum CatalogError {
         /// The variable.
         name: String,
     },
-    /// An `entrypoint_digests` value is not a `sha256:<64 lowercase hex>` text.
-    #[error(
-        "{at}: {value:?} is not a file digest: {source}; write sha256: and the 64 lowercase \
-         hex digits of the file's SHA-256 (sha256sum prints them)"
-    )]
+    /// An `entrypoint_digests` value is not a `sha256:<64 hex>` text.
+    #[error("{at}: {source}")]
     BadEntrypointDigest {
         /// Where: the pointer of the digest.
         at: Location,
-        /// The value as written.
-        value: String,
-        /// The parse error.
-        source: DigestParseError,
+        /// The parse error (`server-identity`'s, which says what to write).
+        source: FileDigestError,
     },
     /// An `entrypoint_digests` path cannot join the set (two keys resolve to one file).
-    #[error("{at}: {source}; list each file once")]
+    #[error("{at}: {source}")]
     Entrypoint {
         /// Where: the pointer of the path.
         at: Location,

@@ -14,7 +14,7 @@ use std::fmt;
 use serde_json::Value;
 
 use crate::code_points::{CodePoints, is_invisible};
-use crate::location::child;
+use crate::location::{child, element};
 use crate::printable::Printable;
 
 /// One text in a definition that holds invisible or direction-changing characters.
@@ -91,24 +91,41 @@ impl fmt::Display for InvisibleText {
 /// nesting depth costs no stack.
 pub fn invisible_text(definition: &Value) -> Vec<InvisibleText> {
     let mut found = Vec::new();
-    let mut pending: Vec<(String, &Value)> = vec![(String::new(), definition)];
-    while let Some((pointer, value)) = pending.pop() {
+    // Depth-first with an explicit stack; the path to the current value is kept as steps, and
+    // a pointer is only written for a text that has something to report.
+    let mut pending: Vec<(usize, Option<Step<'_>>, &Value)> = vec![(0, None, definition)];
+    let mut path: Vec<Step<'_>> = Vec::new();
+    while let Some((depth, step, value)) = pending.pop() {
+        path.truncate(depth.saturating_sub(1));
+        path.extend(step);
         match value {
-            Value::String(text) => push_if_any(&mut found, &pointer, false, text),
+            Value::String(text) => {
+                if let Some(code_points) = invisible_in(text) {
+                    found.push(InvisibleText {
+                        pointer: pointer_of(&path),
+                        member_name: false,
+                        code_points,
+                    });
+                }
+            }
             Value::Array(elements) => {
                 for (index, element) in elements.iter().enumerate().rev() {
-                    pending.push((format!("{pointer}/{index}"), element));
+                    pending.push((depth + 1, Some(Step::Index(index)), element));
                 }
             }
             Value::Object(members) => {
-                let children: Vec<(String, &Value)> = members
-                    .iter()
-                    .map(|(name, member)| (child(&pointer, name), member))
-                    .collect();
-                for (name, (member_pointer, _)) in members.keys().zip(&children) {
-                    push_if_any(&mut found, member_pointer, true, name);
+                for name in members.keys() {
+                    if let Some(code_points) = invisible_in(name) {
+                        found.push(InvisibleText {
+                            pointer: child(&pointer_of(&path), name),
+                            member_name: true,
+                            code_points,
+                        });
+                    }
                 }
-                pending.extend(children.into_iter().rev());
+                for (name, member) in members.iter().rev() {
+                    pending.push((depth + 1, Some(Step::Member(name)), member));
+                }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
@@ -116,13 +133,25 @@ pub fn invisible_text(definition: &Value) -> Vec<InvisibleText> {
     found
 }
 
-fn push_if_any(found: &mut Vec<InvisibleText>, pointer: &str, member_name: bool, text: &str) {
-    if !text.chars().any(is_invisible) {
-        return;
+/// One step of a JSON Pointer.
+#[derive(Clone, Copy)]
+enum Step<'v> {
+    Member(&'v str),
+    Index(usize),
+}
+
+fn pointer_of(path: &[Step<'_>]) -> String {
+    path.iter().fold(String::new(), |pointer, step| match step {
+        Step::Member(name) => child(&pointer, name),
+        Step::Index(index) => element(&pointer, *index),
+    })
+}
+
+fn invisible_in(text: &str) -> Option<CodePoints> {
+    // Every listed character is outside ASCII, and most definition text is ASCII: the byte
+    // check is much cheaper than decoding each character.
+    if text.is_ascii() || !text.chars().any(is_invisible) {
+        return None;
     }
-    found.push(InvisibleText {
-        pointer: pointer.to_owned(),
-        member_name,
-        code_points: CodePoints::of(text, is_invisible),
-    });
+    Some(CodePoints::of(text, is_invisible))
 }

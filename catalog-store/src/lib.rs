@@ -80,7 +80,6 @@ mod code_points;
 mod definition;
 mod endpoint;
 mod entry;
-mod entrypoint;
 mod error;
 mod invisible;
 mod local;
@@ -97,7 +96,6 @@ pub use crate::{
     catalog::{Catalog, UpstreamServer},
     code_points::{CodePoints, is_invisible},
     entry::CatalogEntry,
-    entrypoint::{EntrypointDigests, EntrypointError, FileDigest},
     error::{CatalogError, CatalogLoadError, CollidingEntry},
     invisible::{InvisibleText, invisible_text},
     location::{EntryRef, Location},

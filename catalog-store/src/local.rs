@@ -6,9 +6,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
+use server_identity::{EntrypointDigests, FileDigest};
 
 use crate::binding::LocalServer;
-use crate::entrypoint::{EntrypointDigests, FileDigest};
 use crate::error::CatalogError;
 use crate::location::{child, element};
 use crate::members::Problems;
@@ -415,11 +415,7 @@ fn read_digests(
             Ok(digest) => digest,
             Err(source) => {
                 let at = problems.at(member_pointer);
-                problems.push(CatalogError::BadEntrypointDigest {
-                    at,
-                    value: text.to_owned(),
-                    source,
-                });
+                problems.push(CatalogError::BadEntrypointDigest { at, source });
                 valid = false;
                 continue;
             }

@@ -179,8 +179,17 @@ fn each_local_member_changes_the_measurement() {
         let measured = load_valid(vec![entry]).measurement().digest().to_string();
         assert_ne!(measured, ML, "{member}");
     }
-    // Not changes: inherit_env order, a relative path written absolute, display_name.
-    let same: [(&str, Value); 3] = [
+    // Not changes: inherit_env order, a relative path written absolute, a digest in uppercase
+    // (measured canonical), display_name.
+    let same: [(&str, Value); 4] = [
+        (
+            "digest in uppercase",
+            with(
+                local_entry(),
+                "/server/entrypoint_digests",
+                json!({"/usr/bin/node": NODE.replace("545ea5", "545EA5"), "dist/index.js": INDEX}),
+            ),
+        ),
         (
             "inherit_env order",
             with(
@@ -410,21 +419,21 @@ fn entrypoint_digests_are_required_and_must_list_the_program() {
              identity anchor"
         )
     );
+    // The digest text is server-identity's FileDigest, with its own messages.
     assert_eq!(
         digests(json!({"/usr/bin/node": "sha256:NODE"})),
         format!(
-            "{E0} at /0/server/entrypoint_digests/~1usr~1bin~1node: \"sha256:NODE\" is not a file \
-             digest: {}; write sha256: and the 64 lowercase hex digits of the file's SHA-256 \
-             (sha256sum prints them)",
-            "sha256:NODE".parse::<jcs_digest::Digest>().unwrap_err()
+            "{E0} at /0/server/entrypoint_digests/~1usr~1bin~1node: file digest has 4 bytes after \
+             `sha256:`, expected 64 hex digits: is it a SHA-256?"
         )
     );
     assert_eq!(
         digests(json!({"/usr/bin/node": NODE, "dist/index.js": INDEX,
                        "/opt/mcp/everything/dist/index.js": INDEX})),
         format!(
-            "{E0} at /0/server/entrypoint_digests/dist~1index.js: the entrypoint path \
-             /opt/mcp/everything/dist/index.js is listed twice; list each file once"
+            "{E0} at /0/server/entrypoint_digests/dist~1index.js: entrypoint path \
+             /opt/mcp/everything/dist/index.js is listed twice: each file has one digest; remove \
+             the duplicate"
         )
     );
     assert_eq!(
@@ -497,5 +506,56 @@ fn a_duplicate_local_tool_name_shows_the_command_and_the_program_s_digest() {
             "Duplicate tool name in catalog: \"everything.echo\" is registered by two different \
              servers:\n{line}\n{line}\nEach tool name must map to exactly one upstream server."
         )]
+    );
+}
+
+#[test]
+fn wrong_types_and_an_empty_path_in_local_members_are_named() {
+    assert_eq!(
+        single_error(with(local_entry(), "/server/cwd", json!(1))),
+        format!(
+            "{E0} at /0/server/cwd: expected a string (an absolute path), found a number; write a \
+             string (an absolute path) here"
+        )
+    );
+    assert_eq!(
+        single_error(with(
+            local_entry(),
+            "/server/entrypoint_digests",
+            json!([NODE])
+        )),
+        format!(
+            "{E0} at /0/server/entrypoint_digests: expected an object of path: \"sha256:...\", \
+             found an array; write an object of path: \"sha256:...\" here"
+        )
+    );
+    assert_eq!(
+        single_error(with(
+            local_entry(),
+            "/server/entrypoint_digests",
+            json!({"/usr/bin/node": NODE, "": INDEX})
+        )),
+        format!(
+            "{E0} at /0/server/entrypoint_digests/: \"\" is not usable here; name a file: an \
+             absolute path, or a path relative to cwd"
+        )
+    );
+    assert_eq!(
+        single_error(with(
+            local_entry(),
+            "/server/entrypoint_digests",
+            json!({"/usr/bin/node": [NODE]})
+        )),
+        format!(
+            "{E0} at /0/server/entrypoint_digests/~1usr~1bin~1node: expected a string, found an \
+             array; write a string here"
+        )
+    );
+    assert_eq!(
+        single_error(with(local_entry(), "/server/inherit_env", json!("PATH"))),
+        format!(
+            "{E0} at /0/server/inherit_env: expected an array of variable names, found a string; \
+             write an array of variable names here"
+        )
     );
 }

@@ -78,6 +78,9 @@ fn entry_accessors_return_the_file_values_with_defaults_filled_in() {
         .network()
         .unwrap();
     assert_eq!(two.display_name(), None);
+    let two_entry = catalog.lookup("crm.lookup").unwrap();
+    assert_eq!(two_entry.added_at(), "2026-06-02T09:30:00+02:00");
+    assert_eq!(two_entry.added_at_utc().to_string(), "2026-06-02T07:30:00Z");
     assert_eq!(two.tls_fingerprint(), None);
     assert_eq!(two.rotation_mode(), RotationMode::KeyPinned);
 }
