@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 
 use catalog_store::LocalServer;
-use server_identity::{EntrypointDigests, FileDigest};
+use server_identity::EntrypointDigests;
 
 /// How to start one local MCP server.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,20 +30,6 @@ pub struct LocalCommand {
     pub entrypoints: EntrypointDigests,
 }
 
-/// Why a catalog server cannot be started as a local command.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum LocalCommandError {
-    /// An entrypoint digest of the catalog is not one `server-identity` accepts.
-    #[error("entrypoint {path}: {detail}")]
-    Entrypoint {
-        /// The path.
-        path: String,
-        /// What is wrong.
-        detail: String,
-    },
-}
-
 impl LocalCommand {
     /// A command with no arguments, environment or entrypoints, running `program` in `cwd`.
     pub fn new(
@@ -63,26 +49,7 @@ impl LocalCommand {
     }
 
     /// The command of a catalog's local server.
-    ///
-    /// # Errors
-    ///
-    /// [`LocalCommandError::Entrypoint`] when a digest the catalog accepted does not convert
-    /// (the catalog and `server-identity` disagree on the form).
-    pub fn from_catalog(server: &LocalServer) -> Result<LocalCommand, LocalCommandError> {
-        let mut entrypoints = EntrypointDigests::new();
-        for (path, digest) in server.entrypoint_digests().iter() {
-            let error = |detail: String| LocalCommandError::Entrypoint {
-                path: path.display().to_string(),
-                detail,
-            };
-            let digest: FileDigest = digest
-                .to_string()
-                .parse()
-                .map_err(|e: server_identity::FileDigestError| error(e.to_string()))?;
-            entrypoints
-                .insert(path.to_owned(), digest)
-                .map_err(|e| error(e.to_string()))?;
-        }
+    pub fn from_catalog(server: &LocalServer) -> LocalCommand {
         let name = server
             .display_name()
             .map(str::to_owned)
@@ -93,15 +60,15 @@ impl LocalCommand {
                     .map(|name| name.to_string_lossy().into_owned())
             })
             .unwrap_or_else(|| server.program().display().to_string());
-        Ok(LocalCommand {
+        LocalCommand {
             name,
             program: server.program().to_owned(),
             args: server.command().iter().skip(1).cloned().collect(),
             cwd: server.cwd().to_owned(),
             env: server.env().clone(),
             inherit_env: server.inherit_env().to_vec(),
-            entrypoints,
-        })
+            entrypoints: server.entrypoint_digests().clone(),
+        }
     }
 
     /// How the command is named where a URL would be: `stdio:` and the argv, space-separated

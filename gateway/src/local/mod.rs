@@ -36,6 +36,6 @@ mod options;
 mod stderr;
 mod supervisor;
 
-pub use self::command::{LocalCommand, LocalCommandError};
+pub use self::command::LocalCommand;
 pub use self::options::LocalOptions;
 pub use self::supervisor::{LocalStatus, LocalUpstream};

@@ -10,10 +10,12 @@ use crate::upstream::UpstreamOptions;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LocalOptions {
     /// Starting the process and completing the handshake (`server/discover` or `initialize`).
-    /// Default 10 s.
+    /// Default 30 s (an interpreter loading its packages, or `npx` fetching one, is slow).
     pub start_timeout: Duration,
     /// How long a `server/discover` probe may go unanswered before `initialize` is tried (a
-    /// server of the session generation may ignore it). Default 2 s.
+    /// server of the session generation may ignore it). Default 10 s. A server that answers the
+    /// probe late, and then refuses `initialize` with -32022 naming 2026-07-28, is spoken to in
+    /// 2026-07-28.
     pub discover_timeout: Duration,
     /// Each request after the handshake, from writing it to its answer. Default 30 s.
     pub request_timeout: Duration,
@@ -41,8 +43,8 @@ pub struct LocalOptions {
 impl Default for LocalOptions {
     fn default() -> Self {
         LocalOptions {
-            start_timeout: Duration::from_secs(10),
-            discover_timeout: Duration::from_secs(2),
+            start_timeout: Duration::from_secs(30),
+            discover_timeout: Duration::from_secs(10),
             request_timeout: Duration::from_secs(30),
             max_response_bytes: 16 * 1024 * 1024,
             max_list_pages: 100,

@@ -515,15 +515,7 @@ impl LocalUpstream {
             .await
         {
             Ok(result) => {
-                let speaks_2026 = result
-                    .get("supportedVersions")
-                    .and_then(Value::as_array)
-                    .is_some_and(|versions| {
-                        versions.iter().any(|version| {
-                            version.as_str() == Some(ProtocolVersion::V2026_07_28.as_str())
-                        })
-                    });
-                Ok(speaks_2026.then_some(Negotiated::Stateless))
+                Ok(supports_2026(result.get("supportedVersions")).then_some(Negotiated::Stateless))
             }
             Err(UpstreamError::JsonRpc { code, message, .. }) => {
                 tracing::debug!(upstream = %self.url(), code, %message, "server/discover refused");
@@ -546,9 +538,20 @@ impl LocalUpstream {
         );
         params.insert("capabilities".to_owned(), json!({}));
         params.insert("clientInfo".to_owned(), client_info());
-        let result = child
+        let result = match child
             .request(method, params, self.inner.options.request_timeout)
-            .await?;
+            .await
+        {
+            Ok(result) => result,
+            // The probe's answer came after its deadline and the server settled on 2026-07-28
+            // (FastMCP refuses `initialize` then, naming the versions it serves).
+            Err(UpstreamError::JsonRpc {
+                code: mcp::error_codes::UNSUPPORTED_PROTOCOL_VERSION,
+                data: Some(data),
+                ..
+            }) if supports_2026(data.get("supported")) => return Ok(Negotiated::Stateless),
+            Err(error) => return Err(error),
+        };
         let offered = result
             .get("protocolVersion")
             .and_then(Value::as_str)
@@ -582,6 +585,15 @@ enum StartFailure {
     Refused(UpstreamError),
     /// A process was started (or could not be) and did not complete the handshake.
     Failed(UpstreamError),
+}
+
+/// Whether a list of versions names 2026-07-28.
+fn supports_2026(versions: Option<&Value>) -> bool {
+    versions.and_then(Value::as_array).is_some_and(|versions| {
+        versions
+            .iter()
+            .any(|version| version.as_str() == Some(ProtocolVersion::V2026_07_28.as_str()))
+    })
 }
 
 /// `first` doubled per failure after the first, at most `max`.

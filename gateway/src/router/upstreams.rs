@@ -77,11 +77,7 @@ pub(crate) fn build_upstreams(
     let mut by_tool = HashMap::new();
     for server in catalog.servers() {
         let client = if let Some(local) = server.binding().local() {
-            let command =
-                LocalCommand::from_catalog(local).map_err(|error| RouterBuildError::Upstream {
-                    url: server.binding().location_text(),
-                    detail: error.to_string(),
-                })?;
+            let command = LocalCommand::from_catalog(local);
             Upstream::Local(LocalUpstream::new(command, local_options.clone()))
         } else {
             Upstream::Network(network_client(server.binding(), roots, bundles, options)?)
