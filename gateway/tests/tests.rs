@@ -58,3 +58,6 @@ mod e2e_spiffe;
 // entrypoints, crash and restart, and each bad child (garbage, 100 MB line, silence, exit at
 // once, stderr flood, SIGTERM ignored).
 mod e2e_local;
+
+// `toolgate identity --command`: the resolved program and the entrypoint digests to pin.
+mod identity_command;

@@ -7,7 +7,9 @@
 //! 1. Look the tool up in the catalog; absent → `tool_not_in_catalog`.
 //! 2. Connect to the bound upstream; the pinning verifier enforces the catalog's anchors inside
 //!    the TLS handshake, so an impostor is refused before any application byte
-//!    (`identity_mismatch`).
+//!    (`identity_mismatch`). A local (stdio) server's entrypoint files are hashed before its
+//!    process starts ([`crate::local`]); a changed one is `identity_mismatch` too, nothing
+//!    started.
 //! 3. Take the live definition from the upstream's `tools/list` (every page followed), hash it
 //!    (DESIGN.md §2, default label) and compare it with `definition_hash`; a different digest,
 //!    a definition that cannot be digested, or a tool the upstream no longer lists →
@@ -183,8 +185,9 @@ pub struct Router {
 }
 
 impl Router {
-    /// Builds the router: one [`UpstreamClient`] per distinct upstream of `catalog` (nothing is
-    /// connected yet), each enforcing its anchors with `options.roots` and `options.bundles`.
+    /// Builds the router: one [`Upstream`] per distinct server of `catalog` (nothing is
+    /// connected or started yet): a network client enforcing its anchors with `options.roots`
+    /// and `options.bundles`, or a local process with `options.local`.
     ///
     /// # Errors
     ///
