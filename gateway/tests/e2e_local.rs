@@ -18,7 +18,9 @@ use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
 use toolgate::upstream::UpstreamError;
 use toolgate_testkit::{GatewayClient, approved_entry};
 
-use crate::e2e_support::{TOOLGATE, call_entries, denial, read_entries, run, temp_dir};
+use crate::e2e_support::{
+    ServeProcess, TOOLGATE, call_entries, denial, read_entries, run, temp_dir,
+};
 
 /// The tools the stdio server serves in these tests.
 fn tools() -> Value {
@@ -150,6 +152,24 @@ fn quick_options() -> LocalOptions {
     }
 }
 
+/// Catalog entries for `pinned` (catalog name, upstream name) on the stdio server with `extra`.
+fn catalog_entries(files: &Files, extra: &[&str], pinned: &[(&str, &str)]) -> Vec<Value> {
+    let server = files.server(extra);
+    pinned
+        .iter()
+        .map(|(tool_name, upstream_name)| {
+            let definition = tools()
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|tool| tool["name"] == *upstream_name)
+                .unwrap()
+                .clone();
+            approved_entry(tool_name, &definition, server.clone()).unwrap()
+        })
+        .collect()
+}
+
 /// A gateway on loopback in front of one local server.
 struct LocalHarness {
     gateway: Arc<Gateway>,
@@ -162,20 +182,7 @@ struct LocalHarness {
 
 impl LocalHarness {
     async fn start(files: &Files, extra: &[&str], pinned: &[(&str, &str)]) -> LocalHarness {
-        let server = files.server(extra);
-        let entries: Vec<Value> = pinned
-            .iter()
-            .map(|(tool_name, upstream_name)| {
-                let definition = tools()
-                    .as_array()
-                    .unwrap()
-                    .iter()
-                    .find(|tool| tool["name"] == *upstream_name)
-                    .unwrap()
-                    .clone();
-                approved_entry(tool_name, &definition, server.clone()).unwrap()
-            })
-            .collect();
+        let entries = catalog_entries(files, extra, pinned);
         let catalog = Catalog::from_slice(Value::Array(entries).to_string().as_bytes()).unwrap();
         let audit_path = files.dir.join("audit.jsonl");
         let audit = Arc::new(AuditLog::open(&audit_path, &catalog.measurement().digest()).unwrap());
@@ -727,5 +734,35 @@ fn a_call_after_a_restart_is_not_sent_to_the_new_process_unchecked() {
             "{error}"
         );
         upstream.shutdown().await;
+    });
+}
+
+#[test]
+fn serve_logs_the_childs_stderr_prefixed_and_stops_it_on_sigterm() {
+    run(async {
+        let files = Files::new("local-serve");
+        let catalog = files.dir.join("catalog.json");
+        let entries = catalog_entries(&files, &[], &[("local.echo", "echo")]);
+        std::fs::write(&catalog, Value::Array(entries).to_string()).unwrap();
+        let mut serve = ServeProcess::spawn(&catalog, &files.dir.join("serve-audit.jsonl"), &[]);
+        let mut client = serve.connect(ProtocolVersion::V2026_07_28).await;
+        let answer = client
+            .call_tool("local.echo", json!({"text": "served"}))
+            .await
+            .unwrap();
+        assert_eq!(answer.unwrap()["content"][0]["text"], "served");
+        let pid = files.starts()[0].clone();
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        // The child's own stderr line, in the gateway's log, prefixed with the server's name.
+        assert!(
+            stderr.contains("[demo stdio] toolgate demo stdio server: serving 3 tools on stdio"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("local server stopped (exit status: 0)"),
+            "{stderr}"
+        );
+        assert!(!process_exists(&pid), "serve left its child {pid} running");
     });
 }
