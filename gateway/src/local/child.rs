@@ -539,8 +539,10 @@ async fn own(owner: Owner) {
     };
     tracing::info!(upstream = %label, "local server {label} exited ({exit})");
     let reason = exited_text(&exit);
-    let _ = exit_tx.send(Some(exit));
+    // The bump comes first: a process started after this one is seen gone has a later
+    // generation than every listing this one served.
     invalidations.send_modify(|generation| *generation += 1);
+    let _ = exit_tx.send(Some(exit));
     let _ = tokio::time::timeout(EXIT_STATUS_WAIT, reader_finished).await;
     if let Ok(mut pending) = pending.lock() {
         pending.closed = Some(reason.clone());

@@ -273,6 +273,8 @@ impl LocalUpstream {
                 ),
             });
         };
+        // A cached listing may be used (max-age): the files are checked here too.
+        self.recheck(&live).await?;
         let mut params = Map::new();
         params.insert("name".to_owned(), Value::String(name.to_owned()));
         if let Some(arguments) = arguments {
@@ -301,6 +303,46 @@ impl LocalUpstream {
             tracing::info!(upstream = %self.url(), "local server stopped ({exit})");
         }
         exit
+    }
+
+    /// A pinned file changed on disk while the process runs (it may load it later): hash
+    /// again; a mismatch stops the process and refuses, as before a start.
+    async fn recheck(&self, live: &Live) -> Result<(), UpstreamError> {
+        if self.unchanged(live) {
+            return Ok(());
+        }
+        let now = stamps(&self.inner.command);
+        match self.inner.command.entrypoints.verify() {
+            Ok(verified) => {
+                if let Ok(mut slot) = self.inner.verified.lock() {
+                    *slot = Some(verified);
+                }
+                if let Ok(mut stamps) = live.stamps.lock() {
+                    *stamps = now;
+                }
+                Ok(())
+            }
+            Err(error) => {
+                self.inner.refused_starts.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    upstream = %self.url(),
+                    "local server stopped: an entrypoint changed while it ran: {error}"
+                );
+                if let Ok(mut slot) = self.inner.live.lock() {
+                    if slot
+                        .as_ref()
+                        .is_some_and(|current| std::ptr::eq(&**current, live))
+                    {
+                        *slot = None;
+                    }
+                }
+                live.child.stop().await;
+                Err(UpstreamError::Identity {
+                    url: self.url().to_owned(),
+                    error,
+                })
+            }
+        }
     }
 
     /// Whether no entrypoint file changed (by `stat`) since it was last verified.
@@ -343,38 +385,8 @@ impl LocalUpstream {
         }
         let mut restarts = self.inner.starting.lock().await;
         if let Some(live) = self.current().filter(|live| live.child.is_usable()) {
-            if self.unchanged(&live) {
-                return Ok(live);
-            }
-            // A pinned file changed on disk while the process runs (it may load it later):
-            // hash again; a mismatch stops the process and refuses, as before a start.
-            let now = stamps(&self.inner.command);
-            match self.inner.command.entrypoints.verify() {
-                Ok(verified) => {
-                    if let Ok(mut slot) = self.inner.verified.lock() {
-                        *slot = Some(verified);
-                    }
-                    if let Ok(mut stamps) = live.stamps.lock() {
-                        *stamps = now;
-                    }
-                    return Ok(live);
-                }
-                Err(error) => {
-                    self.inner.refused_starts.fetch_add(1, Ordering::Relaxed);
-                    tracing::warn!(
-                        upstream = %self.url(),
-                        "local server stopped: an entrypoint changed while it ran: {error}"
-                    );
-                    if let Ok(mut slot) = self.inner.live.lock() {
-                        *slot = None;
-                    }
-                    live.child.stop().await;
-                    return Err(UpstreamError::Identity {
-                        url: self.url().to_owned(),
-                        error,
-                    });
-                }
-            }
+            self.recheck(&live).await?;
+            return Ok(live);
         }
         if self.inner.closed.load(Ordering::SeqCst) {
             return Err(self.unavailable("the gateway is shutting down".to_owned()));
