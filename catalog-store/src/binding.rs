@@ -80,6 +80,12 @@ impl ServerBinding {
     }
 }
 
+/// What a collision report says about an entry's server, readable even when the entry is not.
+pub(crate) struct ServerSketch {
+    pub(crate) url: String,
+    pub(crate) identity: String,
+}
+
 /// A network upstream: its URL and the identity anchors its TLS handshake must satisfy.
 ///
 /// The anchors are `server-identity`'s [`ServerAnchors`], built (and so checked) by its own

@@ -8,13 +8,13 @@ use serde_json::{Map, Value};
 use server_identity::UtcTimestamp;
 
 use crate::added_at::check_rfc3339;
-use crate::binding::ServerBinding;
+use crate::binding::{ServerBinding, ServerSketch};
 use crate::code_points::CodePoints;
 use crate::definition::normalize_definition;
 use crate::error::CatalogError;
 use crate::location::{EntryRef, child, element};
 use crate::members::{Field, Problems, json_type};
-use crate::server::{ServerSketch, read_server};
+use crate::server::read_server;
 
 /// The members an entry may carry.
 pub(crate) const ENTRY_MEMBERS: &[&str] = &[

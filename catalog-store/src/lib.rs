@@ -87,6 +87,7 @@ mod location;
 mod measurement;
 mod members;
 mod printable;
+mod schema;
 mod server;
 mod upstream_url;
 mod warning;

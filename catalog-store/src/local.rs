@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 use server_identity::{EntrypointDigests, FileDigest};
 
-use crate::binding::LocalServer;
+use crate::binding::{LocalServer, ServerSketch};
 use crate::error::CatalogError;
 use crate::location::{child, element};
 use crate::members::Problems;
-use crate::server::{NETWORK_ONLY_MEMBERS, ServerSketch};
+use crate::schema::NETWORK_ONLY_MEMBERS;
 
 /// Whether `member` is present and not `null` (`null` is the same as absent).
 pub(crate) fn is_present(object: &Map<String, Value>, member: &str) -> bool {

@@ -5,44 +5,16 @@ use std::ffi::OsStr;
 use serde_json::{Map, Value};
 use server_identity::{AnchorsError, Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
 
-use crate::binding::{NetworkServer, ServerBinding};
+use crate::binding::{NetworkServer, ServerBinding, ServerSketch};
 
 use crate::error::CatalogError;
 use crate::local::{is_present, read_local};
 use crate::location::{child, element};
 use crate::members::{Field, Problems};
+use crate::schema::{LOCAL_ONLY_MEMBERS, SERVER_MEMBERS};
 use crate::upstream_url::UpstreamUrl;
 
-/// The members a `server` object may carry: `display_name`, then a network server's, then a
-/// local server's.
-pub(crate) const SERVER_MEMBERS: &[&str] = &[
-    "display_name",
-    "url",
-    "tls_fingerprint",
-    "backup_fingerprints",
-    "spiffe_id",
-    "rotation_mode",
-    "tls_trust",
-    "command",
-    "cwd",
-    "env",
-    "inherit_env",
-    "entrypoint_digests",
-];
-
-/// The members only a network server has: refused on a local one.
-pub(crate) const NETWORK_ONLY_MEMBERS: &[&str] = SERVER_MEMBERS.split_at(7).0.split_at(1).1;
-
-/// The members only a local server has: refused on a network one.
-pub(crate) const LOCAL_ONLY_MEMBERS: &[&str] = SERVER_MEMBERS.split_at(7).1;
-
 const WHY_SERVER: &str = "A typo in a security file must not load quietly: fix or remove it";
-
-/// What a collision report says about an entry's server, readable even when the entry is not.
-pub(crate) struct ServerSketch {
-    pub(crate) url: String,
-    pub(crate) identity: String,
-}
 
 /// Reads a `server` object, network (`url`) or local (`command`); records every problem.
 /// `path_var` is the gateway's `PATH`, on which a local server's bare `command[0]` is looked up.
@@ -63,7 +35,9 @@ pub(crate) fn read_server(
     );
     if is_present(server, "command") {
         let (local, sketch) = read_local(problems, server, pointer, display_name.valid(), path_var);
-        return (local.map(ServerBinding::Local), sketch);
+        // An unknown member or a bad display_name makes the server object invalid too.
+        let valid = problems.errors.len() == errors_before;
+        return (local.filter(|_| valid).map(ServerBinding::Local), sketch);
     }
     for member in LOCAL_ONLY_MEMBERS {
         if is_present(server, member) {
@@ -298,29 +272,5 @@ where
         },
         Field::Absent => Field::Absent,
         Field::Invalid => Field::Invalid,
-    }
-}
-
-#[cfg(test)]
-mod unit {
-    use super::{LOCAL_ONLY_MEMBERS, NETWORK_ONLY_MEMBERS};
-
-    #[test]
-    fn the_member_lists_split_where_the_kinds_do() {
-        assert_eq!(
-            NETWORK_ONLY_MEMBERS,
-            [
-                "url",
-                "tls_fingerprint",
-                "backup_fingerprints",
-                "spiffe_id",
-                "rotation_mode",
-                "tls_trust"
-            ]
-        );
-        assert_eq!(
-            LOCAL_ONLY_MEMBERS,
-            ["command", "cwd", "env", "inherit_env", "entrypoint_digests"]
-        );
     }
 }

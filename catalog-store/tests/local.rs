@@ -559,3 +559,29 @@ fn wrong_types_and_an_empty_path_in_local_members_are_named() {
         )
     );
 }
+
+#[test]
+fn a_local_server_with_an_unknown_member_is_not_compared_for_identity() {
+    // The typo is the one problem reported: the invalid server object takes no part in the
+    // one-identity rule (as for network servers).
+    let typo = with(
+        with(local_entry(), "/tool_name", json!("everything.echo2")),
+        "/server/entrypoint_digest",
+        json!({}),
+    );
+    let typo = with(
+        typo,
+        "/server/entrypoint_digests",
+        json!({"/usr/bin/node": INDEX}),
+    );
+    let messages = error_messages(&json!([local_entry(), typo]));
+    assert_eq!(messages.len(), 1, "{messages:#?}");
+    assert!(
+        messages[0].starts_with(
+            "entry 1 (tool_name \"everything.echo2\") at /1/server/entrypoint_digest: unknown \
+             member \"entrypoint_digest\" (did you mean \"entrypoint_digests\"?)"
+        ),
+        "{}",
+        messages[0]
+    );
+}
