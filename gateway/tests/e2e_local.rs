@@ -608,8 +608,8 @@ fn a_child_that_exits_at_once_is_started_again_only_after_the_backoff() {
         let error = upstream.list_tools().await.unwrap_err();
         let text = error.to_string();
         let prefix = format!(
-            "upstream {} is unavailable: cannot connect: it failed to start 1 times in a row \
-             (last: {}); the next start is in ",
+            "upstream {} is unavailable: cannot connect: 1 failed starts in a row (the last: \
+             {}); the next start is in ",
             label(&files, &extra),
             UpstreamError::ConnectionClosed {
                 url: label(&files, &extra),
@@ -764,5 +764,31 @@ fn serve_logs_the_childs_stderr_prefixed_and_stops_it_on_sigterm() {
             "{stderr}"
         );
         assert!(!process_exists(&pid), "serve left its child {pid} running");
+    });
+}
+
+#[test]
+fn a_call_on_a_running_child_whose_files_changed_is_refused_unsent() {
+    run(async {
+        // What a max-age listing would skip: the call itself checks the pinned files.
+        let files = Files::new("local-changed-call");
+        let upstream = local(&files, &[], quick_options());
+        let generation = *upstream.invalidations().borrow();
+        upstream.list_tools().await.unwrap();
+        let pid = files.starts()[0].clone();
+        files.change_tools_file();
+        let error = upstream
+            .call_tool("echo", Some(json!({"text": "x"})), None, generation)
+            .await
+            .unwrap_err();
+        assert_eq!(error.reason(), "identity_mismatch");
+        let identity = error.identity_error().unwrap();
+        assert_eq!(identity.anchor(), server_identity::Anchor::Entrypoint);
+        assert_eq!(files.calls(), 0, "the call reached the changed server");
+        assert!(
+            !process_exists(&pid),
+            "the changed server {pid} was left running"
+        );
+        assert_eq!(upstream.status().refused_starts, 1);
     });
 }

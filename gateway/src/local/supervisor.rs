@@ -399,7 +399,7 @@ impl LocalUpstream {
             let wait = not_before.saturating_duration_since(Instant::now());
             if wait > self.inner.options.request_timeout {
                 return Err(self.unavailable(format!(
-                    "it failed to start {} times in a row (last: {}); the next start is in {} ms",
+                    "{} failed starts in a row (the last: {}); the next start is in {} ms",
                     restarts.failures,
                     restarts.last_failure.as_deref().unwrap_or("unknown"),
                     wait.as_millis()
