@@ -260,10 +260,13 @@ impl LocalUpstream {
             .current()
             .filter(|live| live.child.started_generation <= checked_generation);
         let Some(live) = live.filter(|live| live.child.is_usable()) else {
-            let why = self
-                .current()
-                .and_then(|live| live.child.closed_reason())
-                .unwrap_or_else(|| "it was started again since".to_owned());
+            let why = match self.current() {
+                None => "no process is running".to_owned(),
+                Some(live) => live
+                    .child
+                    .closed_reason()
+                    .unwrap_or_else(|| "it was started again since".to_owned()),
+            };
             return Err(UpstreamError::ConnectionClosed {
                 url: self.url().to_owned(),
                 method: method.to_owned(),
