@@ -1,6 +1,7 @@
 //! Local (stdio) upstreams with real processes: the testkit's stdio server
 //! (`toolgate demo-upstream --stdio --tools FILE`, pinned by the toolgate binary and its tools
-//! file) behind a gateway on loopback, and behind `LocalUpstream` alone for the bad children.
+//! file) behind a gateway on loopback and behind `toolgate serve`; the helpers the bad-children
+//! tests (`e2e_local_children`) share.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -15,7 +16,6 @@ use toolgate::local::{LocalCommand, LocalOptions, LocalUpstream};
 use toolgate::mcp::ProtocolVersion;
 use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
-use toolgate::upstream::UpstreamError;
 use toolgate_testkit::{GatewayClient, approved_entry};
 
 use crate::e2e_support::{
@@ -44,14 +44,14 @@ fn tools() -> Value {
 }
 
 /// A directory with the tools file, and where the server's start marker goes.
-struct Files {
+pub(crate) struct Files {
     dir: PathBuf,
     tools: PathBuf,
     marker: PathBuf,
 }
 
 impl Files {
-    fn new(name: &str) -> Files {
+    pub(crate) fn new(name: &str) -> Files {
         let dir = temp_dir(name);
         let tools = dir.join("tools.json");
         std::fs::write(&tools, serde_json::to_vec_pretty(&self::tools()).unwrap()).unwrap();
@@ -63,7 +63,7 @@ impl Files {
     }
 
     /// The process ids the server wrote at its starts (empty: it never started).
-    fn starts(&self) -> Vec<String> {
+    pub(crate) fn starts(&self) -> Vec<String> {
         std::fs::read_to_string(&self.marker)
             .map(|text| {
                 text.lines()
@@ -75,7 +75,7 @@ impl Files {
     }
 
     /// The `tools/call`s the servers received, in order (`call NAME` lines).
-    fn calls(&self) -> usize {
+    pub(crate) fn calls(&self) -> usize {
         std::fs::read_to_string(&self.marker)
             .map(|text| {
                 text.lines()
@@ -87,7 +87,7 @@ impl Files {
 
     /// The argv: the stdio server with its tools file (relative, resolved against `cwd`) and
     /// marker, then `extra`.
-    fn argv(&self, extra: &[&str]) -> Vec<String> {
+    pub(crate) fn argv(&self, extra: &[&str]) -> Vec<String> {
         let mut argv: Vec<String> = [
             TOOLGATE,
             "demo-upstream",
@@ -105,7 +105,7 @@ impl Files {
     }
 
     /// The catalog `server` object: the toolgate binary and the tools file pinned.
-    fn server(&self, extra: &[&str]) -> Value {
+    pub(crate) fn server(&self, extra: &[&str]) -> Value {
         json!({
             "display_name": "demo stdio",
             "command": self.argv(extra),
@@ -120,7 +120,7 @@ impl Files {
     }
 
     /// The same command for `LocalUpstream` alone.
-    fn command(&self, extra: &[&str]) -> LocalCommand {
+    pub(crate) fn command(&self, extra: &[&str]) -> LocalCommand {
         let argv = self.argv(extra);
         let mut command = LocalCommand::new("demo stdio", &argv[0], &self.dir);
         command.args = argv[1..].to_vec();
@@ -134,7 +134,7 @@ impl Files {
     }
 
     /// Rewrites the tools file with `echo`'s description changed (a file that is pinned).
-    fn change_tools_file(&self) {
+    pub(crate) fn change_tools_file(&self) {
         let mut changed = tools();
         changed[0]["description"] = json!("Returns the text, and mails it out.");
         std::fs::write(&self.tools, serde_json::to_vec_pretty(&changed).unwrap()).unwrap();
@@ -142,7 +142,7 @@ impl Files {
 }
 
 /// Options with short deadlines, so that the bad children are quick to judge.
-fn quick_options() -> LocalOptions {
+pub(crate) fn quick_options() -> LocalOptions {
     LocalOptions {
         start_timeout: Duration::from_secs(20),
         discover_timeout: Duration::from_millis(300),
@@ -241,11 +241,11 @@ impl LocalHarness {
 }
 
 /// Whether a process with this id exists (a zombie counts: it is not reaped yet).
-fn process_exists(pid: &str) -> bool {
+pub(crate) fn process_exists(pid: &str) -> bool {
     Path::new("/proc").join(pid).exists()
 }
 
-fn label(files: &Files, extra: &[&str]) -> String {
+pub(crate) fn label(files: &Files, extra: &[&str]) -> String {
     format!("stdio:{}", files.argv(extra).join(" "))
 }
 
@@ -498,245 +498,6 @@ fn a_call_in_flight_when_the_server_dies_is_upstream_unavailable() {
     });
 }
 
-/// A `LocalUpstream` alone for the stdio server with `extra`.
-fn local(files: &Files, extra: &[&str], options: LocalOptions) -> LocalUpstream {
-    LocalUpstream::new(files.command(extra), options)
-}
-
-#[test]
-fn a_child_that_writes_garbage_fails_its_start_as_upstream_error() {
-    run(async {
-        let files = Files::new("local-garbage");
-        let extra = ["--misbehave", "garbage"];
-        let upstream = local(&files, &extra, quick_options());
-        let error = upstream.list_tools().await.unwrap_err();
-        assert_eq!(error.reason(), "upstream_error");
-        let UpstreamError::Malformed { method, detail, .. } = &error else {
-            panic!("{error:?}");
-        };
-        assert_eq!(method, "server/discover");
-        assert!(
-            detail.starts_with("it wrote a line that is not JSON-RPC (")
-                && detail.ends_with("): this is not JSON-RPC"),
-            "{detail}"
-        );
-        assert_eq!(files.starts().len(), 1);
-        // The failed start was stopped, not left behind.
-        assert_eq!(upstream.status().pid, None);
-        assert_eq!(upstream.shutdown().await, None);
-    });
-}
-
-#[test]
-fn a_child_that_writes_a_100_mb_line_is_refused_in_bounded_memory() {
-    run(async {
-        let files = Files::new("local-huge-line");
-        let extra = ["--misbehave", "huge-line"];
-        let options = LocalOptions {
-            max_response_bytes: 1024 * 1024,
-            // Reading 100 MB takes a while: the probe must wait for its (oversized) answer.
-            discover_timeout: Duration::from_secs(20),
-            request_timeout: Duration::from_secs(20),
-            ..quick_options()
-        };
-        let upstream = local(&files, &extra, options);
-        let error = upstream.list_tools().await.unwrap_err();
-        assert_eq!(
-            error,
-            UpstreamError::ResponseTooLarge {
-                url: label(&files, &extra),
-                method: "server/discover".into(),
-                limit: 1024 * 1024,
-            }
-        );
-        assert_eq!(error.reason(), "upstream_error");
-        upstream.shutdown().await;
-    });
-}
-
-#[test]
-fn a_child_that_never_answers_hits_the_deadline() {
-    run(async {
-        let files = Files::new("local-silent");
-        let extra = ["--misbehave", "silent"];
-        let options = LocalOptions {
-            request_timeout: Duration::from_millis(500),
-            ..quick_options()
-        };
-        let upstream = local(&files, &extra, options);
-        let error = upstream.list_tools().await.unwrap_err();
-        assert_eq!(
-            error.to_string(),
-            format!(
-                "upstream {} is unavailable: no answer within 500 ms; the upstream is slow or \
-                 hung (raise the timeout if it is expected to be this slow)",
-                label(&files, &extra)
-            )
-        );
-        assert_eq!(error.reason(), "upstream_unavailable");
-        assert_eq!(upstream.status().pid, None);
-        let pid = files.starts()[0].clone();
-        assert!(
-            !process_exists(&pid),
-            "the silent child {pid} was left running"
-        );
-    });
-}
-
-#[test]
-fn a_child_that_exits_at_once_is_started_again_only_after_the_backoff() {
-    run(async {
-        let files = Files::new("local-exit");
-        let extra = ["--misbehave", "exit-at-once"];
-        let options = LocalOptions {
-            restart_backoff: Duration::from_secs(3600),
-            ..quick_options()
-        };
-        let upstream = local(&files, &extra, options);
-        let error = upstream.list_tools().await.unwrap_err();
-        assert_eq!(
-            error,
-            UpstreamError::ConnectionClosed {
-                url: label(&files, &extra),
-                method: "server/discover".into(),
-                detail: "the server process exited (exit status: 3)".into(),
-            }
-        );
-        assert_eq!(error.reason(), "upstream_unavailable");
-        // The next start is an hour away, longer than a request may wait: refused at once,
-        // and nothing is started.
-        let error = upstream.list_tools().await.unwrap_err();
-        let text = error.to_string();
-        let prefix = format!(
-            "upstream {} is unavailable: cannot connect: 1 failed starts in a row (the last: \
-             {}); the next start is in ",
-            label(&files, &extra),
-            UpstreamError::ConnectionClosed {
-                url: label(&files, &extra),
-                method: "server/discover".into(),
-                detail: "the server process exited (exit status: 3)".into(),
-            }
-        );
-        assert!(text.starts_with(&prefix), "{text}");
-        assert_eq!(files.starts().len(), 1);
-        assert_eq!(upstream.status().starts, 1);
-    });
-}
-
-#[test]
-fn a_short_backoff_is_waited_out_and_the_child_started_again() {
-    run(async {
-        let files = Files::new("local-exit-retry");
-        let extra = ["--misbehave", "exit-at-once"];
-        let upstream = local(&files, &extra, quick_options());
-        for _ in 0..3 {
-            let error = upstream.list_tools().await.unwrap_err();
-            assert_eq!(error.reason(), "upstream_unavailable");
-        }
-        // One start per request, each after the doubling delay (100, 200 ms).
-        assert_eq!(files.starts().len(), 3);
-    });
-}
-
-#[test]
-fn a_child_that_floods_stderr_is_rate_limited_and_keeps_serving() {
-    run(async {
-        let files = Files::new("local-stderr-flood");
-        let extra = ["--misbehave", "stderr-flood"];
-        let options = LocalOptions {
-            stderr_lines_per_second: 10,
-            ..quick_options()
-        };
-        let upstream = local(&files, &extra, options);
-        let listed = upstream.list_tools().await.unwrap();
-        assert_eq!(listed.len(), 3);
-        crate::e2e_support::eventually("stderr lines dropped", || {
-            upstream.status().stderr_lines_dropped > 1000
-        })
-        .await;
-        // Still answering while the flood goes on.
-        let generation = *upstream.invalidations().borrow();
-        let result = upstream
-            .call_tool("echo", Some(json!({"text": "x"})), None, generation)
-            .await
-            .unwrap();
-        assert_eq!(result["content"][0]["text"], "x");
-        let status = upstream.status();
-        assert!(status.stderr_lines_logged >= 1, "{status:?}");
-        assert_eq!(upstream.shutdown().await.as_deref(), Some("exit status: 0"));
-    });
-}
-
-#[test]
-fn a_child_that_ignores_sigterm_is_killed() {
-    run(async {
-        let files = Files::new("local-sigterm");
-        let extra = ["--misbehave", "ignore-sigterm"];
-        let upstream = local(&files, &extra, quick_options());
-        assert_eq!(upstream.list_tools().await.unwrap().len(), 3);
-        let pid = files.starts()[0].clone();
-        // stdin closed: it lingers; SIGTERM: ignored; SIGKILL.
-        assert_eq!(
-            upstream.shutdown().await.as_deref(),
-            Some("signal: 9 (SIGKILL)")
-        );
-        assert!(!process_exists(&pid));
-        // Shut down: nothing is started again.
-        let error = upstream.list_tools().await.unwrap_err();
-        assert!(
-            error
-                .to_string()
-                .contains("cannot connect: the gateway is shutting down"),
-            "{error}"
-        );
-        assert_eq!(files.starts().len(), 1);
-    });
-}
-
-#[test]
-fn a_well_behaved_child_exits_when_its_stdin_closes() {
-    run(async {
-        let files = Files::new("local-stop");
-        let upstream = local(&files, &[], quick_options());
-        assert_eq!(upstream.list_tools().await.unwrap().len(), 3);
-        assert_eq!(upstream.shutdown().await.as_deref(), Some("exit status: 0"));
-    });
-}
-
-#[test]
-fn a_call_after_a_restart_is_not_sent_to_the_new_process_unchecked() {
-    run(async {
-        let files = Files::new("local-outrun");
-        let upstream = local(&files, &["--crash-after", "1"], quick_options());
-        let before = *upstream.invalidations().borrow();
-        upstream.list_tools().await.unwrap();
-        upstream
-            .call_tool("echo", Some(json!({"text": "x"})), None, before)
-            .await
-            .unwrap();
-        // The process crashed after answering; a listing starts another one.
-        crate::e2e_support::eventually("the exit being seen", || {
-            *upstream.invalidations().borrow() != before
-        })
-        .await;
-        upstream.list_tools().await.unwrap();
-        // A call checked before the restart is refused unsent.
-        let error = upstream
-            .call_tool("echo", Some(json!({"text": "x"})), None, before)
-            .await
-            .unwrap_err();
-        assert_eq!(error.reason(), "upstream_unavailable");
-        assert!(
-            error.to_string().contains(
-                "the server process whose tools were checked is gone (it was started again \
-                 since); the call was not sent"
-            ),
-            "{error}"
-        );
-        upstream.shutdown().await;
-    });
-}
-
 #[test]
 fn serve_logs_the_childs_stderr_prefixed_and_stops_it_on_sigterm() {
     run(async {
@@ -764,31 +525,5 @@ fn serve_logs_the_childs_stderr_prefixed_and_stops_it_on_sigterm() {
             "{stderr}"
         );
         assert!(!process_exists(&pid), "serve left its child {pid} running");
-    });
-}
-
-#[test]
-fn a_call_on_a_running_child_whose_files_changed_is_refused_unsent() {
-    run(async {
-        // What a max-age listing would skip: the call itself checks the pinned files.
-        let files = Files::new("local-changed-call");
-        let upstream = local(&files, &[], quick_options());
-        let generation = *upstream.invalidations().borrow();
-        upstream.list_tools().await.unwrap();
-        let pid = files.starts()[0].clone();
-        files.change_tools_file();
-        let error = upstream
-            .call_tool("echo", Some(json!({"text": "x"})), None, generation)
-            .await
-            .unwrap_err();
-        assert_eq!(error.reason(), "identity_mismatch");
-        let identity = error.identity_error().unwrap();
-        assert_eq!(identity.anchor(), server_identity::Anchor::Entrypoint);
-        assert_eq!(files.calls(), 0, "the call reached the changed server");
-        assert!(
-            !process_exists(&pid),
-            "the changed server {pid} was left running"
-        );
-        assert_eq!(upstream.status().refused_starts, 1);
     });
 }
