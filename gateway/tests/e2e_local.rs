@@ -527,3 +527,48 @@ fn serve_logs_the_childs_stderr_prefixed_and_stops_it_on_sigterm() {
         assert!(!process_exists(&pid), "serve left its child {pid} running");
     });
 }
+
+/// The peak resident memory of a process, in KiB (`VmHWM` in /proc/PID/status).
+fn peak_memory_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap()
+}
+
+#[test]
+fn a_100_mb_line_costs_the_gateway_the_limit_not_the_line() {
+    run(async {
+        let files = Files::new("local-serve-huge-line");
+        let catalog = files.dir.join("catalog.json");
+        let extra = ["--misbehave", "huge-line"];
+        let entries = catalog_entries(&files, &extra, &[("local.echo", "echo")]);
+        std::fs::write(&catalog, Value::Array(entries).to_string()).unwrap();
+        let audit = files.dir.join("serve-audit.jsonl");
+        let mut serve = ServeProcess::spawn(&catalog, &audit, &["--max-response-bytes", "1048576"]);
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
+        let answer = client
+            .call_tool("local.echo", json!({"text": "x"}))
+            .await
+            .unwrap();
+        // The child wrote 100 MiB on one line; the gateway held at most the 1 MiB limit of it
+        // (its whole peak resident memory stays far below the line).
+        let peak = peak_memory_kib(serve.pid());
+        assert!(peak < 64 * 1024, "the gateway's peak memory is {peak} KiB");
+        assert_eq!(denial(&answer), (-32004, "upstream_error".to_owned()));
+        assert!(
+            answer
+                .unwrap_err()
+                .message
+                .contains("sent more than 1048576 bytes in answer to server/discover; refused"),
+        );
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stderr.contains("-byte line, over the 1048576-byte limit; discarded"),
+            "{stderr}"
+        );
+    });
+}

@@ -41,7 +41,7 @@ fn a_child_that_writes_garbage_fails_its_start_as_upstream_error() {
 }
 
 #[test]
-fn a_child_that_writes_a_100_mb_line_is_refused_in_bounded_memory() {
+fn a_child_that_writes_a_100_mb_line_is_refused_as_too_large() {
     run(async {
         let files = Files::new("local-huge-line");
         let extra = ["--misbehave", "huge-line"];

@@ -299,6 +299,11 @@ impl ServeProcess {
         }
     }
 
+    /// The process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// A client that has completed `initialize`, retrying while the process starts (bounded);
     /// the process is killed and the test fails if it never answers.
     pub async fn connect(&mut self, version: ProtocolVersion) -> GatewayClient {
