@@ -45,8 +45,8 @@ fn tools() -> Value {
 
 /// A directory with the tools file, and where the server's start marker goes.
 pub(crate) struct Files {
-    dir: PathBuf,
-    tools: PathBuf,
+    pub(crate) dir: PathBuf,
+    pub(crate) tools: PathBuf,
     marker: PathBuf,
 }
 

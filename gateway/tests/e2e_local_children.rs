@@ -275,3 +275,82 @@ fn a_call_on_a_running_child_whose_files_changed_is_refused_unsent() {
         assert_eq!(upstream.status().refused_starts, 1);
     });
 }
+
+#[test]
+fn every_tools_list_page_is_followed_within_the_page_limit() {
+    run(async {
+        let files = Files::new("local-pages");
+        let extra = ["--page-size", "1"];
+        let upstream = local(&files, &extra, quick_options());
+        let names: Vec<String> = upstream
+            .list_tools()
+            .await
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].as_str().unwrap().to_owned())
+            .collect();
+        assert_eq!(names, ["echo", "add", "environment"]);
+        upstream.shutdown().await;
+        let options = LocalOptions {
+            max_list_pages: 2,
+            ..quick_options()
+        };
+        let upstream = local(&files, &extra, options);
+        assert_eq!(
+            upstream.list_tools().await.unwrap_err(),
+            UpstreamError::TooManyPages {
+                url: label(&files, &extra),
+                limit: 2
+            }
+        );
+        upstream.shutdown().await;
+    });
+}
+
+#[test]
+fn a_program_that_cannot_be_started_is_upstream_unavailable() {
+    run(async {
+        let files = Files::new("local-no-program");
+        let mut command = files.command(&[]);
+        let missing = files.dir.join("no-such-program");
+        command.program = missing.clone();
+        let upstream = LocalUpstream::new(command, quick_options());
+        let error = upstream.list_tools().await.unwrap_err();
+        assert_eq!(error.reason(), "upstream_unavailable");
+        let UpstreamError::Connect { detail, .. } = &error else {
+            panic!("{error:?}");
+        };
+        assert_eq!(
+            detail,
+            &format!(
+                "cannot start {} in {}: No such file or directory (os error 2)",
+                missing.display(),
+                files.dir.display()
+            )
+        );
+        assert_eq!(upstream.status().starts, 0);
+    });
+}
+
+#[test]
+fn an_unreadable_entrypoint_is_refused_before_anything_starts() {
+    run(async {
+        let files = Files::new("local-unreadable");
+        let upstream = local(&files, &[], quick_options());
+        std::fs::remove_file(&files.tools).unwrap();
+        let error = upstream.list_tools().await.unwrap_err();
+        assert_eq!(error.reason(), "identity_mismatch");
+        assert_eq!(
+            error.identity_error(),
+            Some(&server_identity::IdentityError::EntrypointUnreadable {
+                path: files.tools.clone(),
+                detail: "No such file or directory (os error 2)".into(),
+            })
+        );
+        assert!(files.starts().is_empty());
+        assert_eq!(
+            (upstream.status().starts, upstream.status().refused_starts),
+            (0, 1)
+        );
+    });
+}
