@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 use server_identity::rustls::RootCertStore;
 use server_identity::{EntrypointDigests, digest_file};
 use toolgate::audit::AuditLog;
+use toolgate::definition_check::Freshness;
 use toolgate::local::{LocalCommand, LocalOptions, LocalUpstream};
 use toolgate::mcp::ProtocolVersion;
 use toolgate::router::{Router, RouterOptions};
@@ -182,12 +183,22 @@ struct LocalHarness {
 
 impl LocalHarness {
     async fn start(files: &Files, extra: &[&str], pinned: &[(&str, &str)]) -> LocalHarness {
+        LocalHarness::start_with(files, extra, pinned, Freshness::PerCall).await
+    }
+
+    async fn start_with(
+        files: &Files,
+        extra: &[&str],
+        pinned: &[(&str, &str)],
+        freshness: Freshness,
+    ) -> LocalHarness {
         let entries = catalog_entries(files, extra, pinned);
         let catalog = Catalog::from_slice(Value::Array(entries).to_string().as_bytes()).unwrap();
         let audit_path = files.dir.join("audit.jsonl");
         let audit = Arc::new(AuditLog::open(&audit_path, &catalog.measurement().digest()).unwrap());
         let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
         options.local = quick_options();
+        options.freshness = freshness;
         let router = Router::new(catalog, options, audit.clone()).unwrap();
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await
@@ -570,5 +581,51 @@ fn a_100_mb_line_costs_the_gateway_the_limit_not_the_line() {
             stderr.contains("-byte line, over the 1048576-byte limit; discarded"),
             "{stderr}"
         );
+    });
+}
+
+#[test]
+fn list_changed_from_a_local_server_discards_a_max_age_listing() {
+    run(async {
+        let files = Files::new("local-max-age");
+        let harness = LocalHarness::start_with(
+            &files,
+            &["--rug-pull-after", "1"],
+            &[("local.echo", "echo"), ("local.add", "add")],
+            Freshness::MaxAge(Duration::from_secs(600)),
+        )
+        .await;
+        let mut client = harness.client().await;
+        let local = harness.local();
+        let generation = *local.invalidations().borrow();
+        assert!(
+            client
+                .call_tool("local.echo", json!({"text": "a"}))
+                .await
+                .unwrap()
+                .is_ok()
+        );
+        // The server changed echo's description and sent notifications/tools/list_changed.
+        crate::e2e_support::eventually("the gateway hearing list_changed", || {
+            *local.invalidations().borrow() != generation
+        })
+        .await;
+        let answer = client
+            .call_tool("local.echo", json!({"text": "a"}))
+            .await
+            .unwrap();
+        assert_eq!(denial(&answer), (-32002, "definition_mismatch".to_owned()));
+        assert!(
+            client
+                .call_tool("local.add", json!({"a": 1, "b": 2}))
+                .await
+                .unwrap()
+                .is_ok()
+        );
+        assert_eq!(
+            harness.decisions(),
+            ["allowed", "definition_mismatch", "allowed"]
+        );
+        harness.stop().await;
     });
 }
