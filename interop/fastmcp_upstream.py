@@ -8,8 +8,12 @@ is exactly the drift a pinning gateway must catch.
 With `--access-log`, uvicorn logs one line per HTTP request (`"POST /mcp HTTP/1.1" 200`): the
 impostor check reads it to show that toolgate sent no request to a server whose key is not pinned.
 
+With `--stdio`, it serves the same tools over stdio instead (`mcp.run(transport="stdio")`): a
+local server for toolgate's local (stdio) upstream checks.
+
 Usage: python fastmcp_upstream.py --port 8443 --cert leaf.pem --key leaf.key [--rug-pull-flag FILE]
        [--access-log]
+       python fastmcp_upstream.py --stdio [--rug-pull-flag FILE]
 It listens on 127.0.0.1 only.
 """
 
@@ -70,9 +74,10 @@ def build(rug_pull_flag: str | None) -> FastMCP:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, required=True)
-    parser.add_argument("--cert", required=True, help="leaf certificate chain, PEM")
-    parser.add_argument("--key", required=True, help="leaf private key, PEM")
+    parser.add_argument("--stdio", action="store_true", help="serve on stdin and stdout instead")
+    parser.add_argument("--port", type=int)
+    parser.add_argument("--cert", help="leaf certificate chain, PEM")
+    parser.add_argument("--key", help="leaf private key, PEM")
     parser.add_argument("--rug-pull-flag", help="serve the changed description while this file exists")
     parser.add_argument(
         "--access-log",
@@ -80,6 +85,11 @@ def main() -> None:
         help="log every HTTP request (uvicorn's access log at level info), to show what a peer sent",
     )
     args = parser.parse_args()
+    if args.stdio:
+        build(args.rug_pull_flag).run(transport="stdio", show_banner=False)
+        return
+    if args.port is None or args.cert is None or args.key is None:
+        parser.error("--port, --cert and --key are required without --stdio")
     build(args.rug_pull_flag).run(
         transport="http",
         host="127.0.0.1",

@@ -36,6 +36,8 @@ def main() -> None:
     parser.add_argument("--gateway", required=True)
     parser.add_argument("--node-modules", required=True)
     parser.add_argument("--catalog", required=True)
+    parser.add_argument("--tool", default="fast.echo",
+                        help="the catalog tool to call (an echo of FastMCP's; default fast.echo)")
     args = parser.parse_args()
     with open(args.catalog) as file:
         names = sorted(entry["tool_name"] for entry in json.load(file)["entries"])
@@ -53,10 +55,10 @@ def main() -> None:
         "structuredContent": {"result": "hello from inspector"},
         "isError": False,
     }
-    what = f"[inspector-cli] tools/call fast.echo returns exactly {expected}"
+    what = f"[inspector-cli] tools/call {args.tool} returns exactly {expected}"
     try:
         called = inspector(args.node_modules, args.gateway, "--method", "tools/call",
-                           "--tool-name", "fast.echo", "--tool-arg", "text=hello from inspector")
+                           "--tool-name", args.tool, "--tool-arg", "text=hello from inspector")
         got = {key: called.get(key) for key in expected}
         report(got == expected, what, f"got {called}")
     except Exception as error:

@@ -520,6 +520,106 @@ gateway_section() {
 gateway_section
 
 # ---------------------------------------------------------------------------------------------
+# Local (stdio) upstreams behind `toolgate serve` (issue 11): FastMCP over stdio
+# (`mcp.run(transport="stdio")`, fastmcp_upstream.py --stdio) and server-everything over stdio,
+# each pinned by the digests of what it runs (the interpreter and its scripts); the Python `mcp`
+# client in both generations and inspector-cli through the gateway; a rug-pull against FastMCP,
+# and a changed entrypoint against each (refused identity_mismatch, nothing started); their
+# stderr in the gateway's log, prefixed; no child left after the gateway stops.
+
+local_section() {
+    local started_at=$SECONDS
+    local dir="$work/local"
+    mkdir -p "$dir"
+    # Copies, since the checks change them on disk; everything-start.mjs is the entrypoint that
+    # loads server-everything from node_modules (whose files stay as installed).
+    cp "$here/fastmcp_upstream.py" "$dir/fastmcp_stdio.py"
+    local everything_dist="$here/node_modules/@modelcontextprotocol/server-everything/dist"
+    printf 'await import("%s/index.js");\n' "$everything_dist" > "$dir/everything-start.mjs"
+    local node flag="$dir/rug-pull" catalog="$dir/catalog.json"
+    node="$(command -v node)"
+    if ! timeout 180 "$python" "$here/make_catalog.py" --toolgate "$toolgate" --out "$catalog" \
+        --local fastmcp "$dir" "[\"$python\", \"fastmcp_stdio.py\", \"--stdio\", \"--rug-pull-flag\", \"$flag\"]" \
+        --local everything "$dir" "[\"$node\", \"everything-start.mjs\", \"stdio\"]" \
+        --local-pin everything "$everything_dist/index.js" \
+        --local-pin everything "$everything_dist/transports/stdio.js" \
+        --tool fastmcp local.echo echo --tool fastmcp local.add add \
+        --tool everything everything.echo echo > "$work/local-catalog.log" 2>&1; then
+        failed=$((failed + 1)); log "FAIL building the local servers' catalog"
+        sed 's/^/    /' "$work/local-catalog.log"; return
+    fi
+    check "toolgate catalog check accepts the local servers' catalog (command, cwd, entrypoint_digests)" \
+        timeout 60 "$toolgate" catalog check "$catalog"
+
+    local port url audit="$dir/audit.jsonl" gateway_pid
+    port="$(free_port)"
+    url="http://127.0.0.1:$port/mcp"
+    "$toolgate" serve --catalog "$catalog" --listen "127.0.0.1:$port" --audit "$audit" \
+        > "$work/gateway-local.log" 2>&1 &
+    gateway_pid=$!
+    peer_pids+=("$gateway_pid")
+    if ! wait_for_http "$url"; then
+        failed=$((failed + 1)); log "FAIL toolgate serve (local servers) did not start"
+        sed 's/^/    /' "$work/gateway-local.log"; return
+    fi
+    log "toolgate serve at $url in front of FastMCP and server-everything over stdio"
+
+    local client=(timeout 120 "$python" "$here/gateway_client_check.py")
+    for mode in legacy 2026-07-28; do
+        count_lines "local FastMCP ($mode)" "${client[@]}" call --gateway "$url" --mode "$mode" \
+            --tool local.echo --args '{"text": "local"}' --expect-text local \
+            --label "local.echo on FastMCP over stdio is allowed"
+        count_lines "local server-everything ($mode)" "${client[@]}" call --gateway "$url" --mode "$mode" \
+            --tool everything.echo --args '{"message": "local"}' --expect-text "Echo: local" \
+            --label "everything.echo on server-everything over stdio is allowed"
+    done
+    count_lines "inspector-cli through the gateway (local)" timeout 180 "$python" "$here/inspector_check.py" \
+        --gateway "$url" --node-modules "$here/node_modules" --catalog "$catalog" --tool local.echo
+
+    # The rug-pull: FastMCP serves a changed description of `echo` (its files unchanged).
+    touch "$flag"
+    count_lines "local rug-pull" "${client[@]}" call --gateway "$url" --mode 2026-07-28 \
+        --tool local.echo --args '{"text": "x"}' --expect-reason definition_mismatch --expect-code -32002 \
+        --label "local rug-pull: local.echo denied with -32002 definition_mismatch"
+    count_lines "local rug-pull" "${client[@]}" call --gateway "$url" --mode legacy \
+        --tool local.add --args '{"a": 20, "b": 22}' --expect-text 42.0 \
+        --label "local rug-pull: local.add on the same server still allowed (42.0)"
+    rm -f "$flag"
+
+    # Changed entrypoints: a script each server runs is modified on disk while it runs.
+    echo '// changed on disk' >> "$dir/everything-start.mjs"
+    count_lines "local changed entrypoint" "${client[@]}" call --gateway "$url" --mode legacy \
+        --tool everything.echo --args '{"message": "x"}' --expect-reason identity_mismatch --expect-code -32001 \
+        --label "changed entrypoint: everything.echo refused with -32001 identity_mismatch"
+    echo '# changed on disk' >> "$dir/fastmcp_stdio.py"
+    count_lines "local changed entrypoint" "${client[@]}" call --gateway "$url" --mode 2026-07-28 \
+        --tool local.add --args '{"a": 1, "b": 2}' --expect-reason identity_mismatch --expect-code -32001 \
+        --label "changed entrypoint: local.add refused with -32001 identity_mismatch"
+    local_refusals_name_the_entrypoint() {
+        grep -c 'identity mismatch (entrypoint): ' "$work/gateway-local.log" |
+            awk '{ exit !($1 >= 2) }' || { cat "$work/gateway-local.log"; return 1; }
+        # Refused ones were stopped and nothing else was started.
+        if pgrep -f 'everything-start[.]mjs|fastmcp_stdio[.]py' >/dev/null; then
+            echo "a local server is still running:"; pgrep -af 'everything-start[.]mjs|fastmcp_stdio[.]py'; return 1
+        fi
+    }
+    check "changed entrypoints are named in the log, their servers stopped, none started again" \
+        local_refusals_name_the_entrypoint
+    local_stderr_is_logged() {
+        grep -F '[local interop server (everything)] Starting default (STDIO) server...' "$work/gateway-local.log" ||
+            { cat "$work/gateway-local.log"; return 1; }
+    }
+    check "server-everything's stderr is in the gateway's log, prefixed with its name" local_stderr_is_logged
+
+    # The gateway stops, and so do its children; the audit log verifies.
+    stop_peer "$gateway_pid"
+    check "toolgate audit verify accepts the local servers' audit log" \
+        timeout 60 "$toolgate" audit verify "$audit" --catalog "$catalog"
+    log "local server checks: $((SECONDS - started_at)) s"
+}
+local_section
+
+# ---------------------------------------------------------------------------------------------
 # Two replicas behind a real load balancer (HAProxy from the distribution's packages): the
 # 2026-07-28 generation carries no session, so any replica may answer any request. One replica
 # is stopped mid-run; every answered call must be in one of the two audit logs, and both verify.

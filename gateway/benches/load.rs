@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! cargo bench -p toolgate --bench load -- [--clients 1,16,64] [--duration SECS | --calls N]
-//!     [--warmup SECS] [--scenario all|direct|list|upstream-client|max-age|per-call,…]
+//!     [--warmup SECS]
+//!     [--scenario all|direct|list|upstream-client|max-age|per-call|stdio-direct|stdio-per-call,…]
 //!     [--audit DIR] [--keep-audit]
 //! ```
 //!
@@ -22,7 +23,12 @@
 //! the baseline), `list` (one upstream `tools/list` round trip, direct, the unit of the per-call
 //! goal), `upstream-client` (the gateway's own upstream client called in-process, no gateway
 //! server: splits the overhead between the client side and the upstream side), `max-age`
-//! (`Freshness::MaxAge(60 s)`), `per-call` (`Freshness::PerCall`). Every run stops by itself:
+//! (`Freshness::MaxAge(60 s)`), `per-call` (`Freshness::PerCall`); and a local (stdio)
+//! upstream, the testkit's stdio server run as `toolgate demo-upstream --stdio --tools FILE`
+//! (pinned by the binary and the tools file): `stdio-direct` (the gateway's `LocalUpstream`
+//! called in-process, every client sharing the one child, requests multiplexed by id: the
+//! baseline) and `stdio-per-call` (the gateway, per-call, in front of that server, entrypoints
+//! verified at its start). Every run stops by itself:
 //! a warm-up (default 1 s), then a measured duration (default 3 s) or a number of calls.
 //!
 //! The goals (benchmark goals, not tests): in `max-age` the gateway adds at most 100 µs at p50
@@ -44,16 +50,18 @@ use catalog_store::Catalog;
 use clap::{Parser, ValueEnum};
 use serde_json::{Value, json};
 use server_identity::rustls::RootCertStore;
+use server_identity::{EntrypointDigests, digest_file};
 use server_identity::{ServerAnchors, TlsTrust, TrustBundles, client_config};
 use toolgate::audit::{AuditLog, verify_file};
 use toolgate::definition_check::Freshness;
-use toolgate::mcp::methods;
+use toolgate::local::{LocalCommand, LocalOptions, LocalUpstream};
+use toolgate::mcp::{RawJson, methods};
 use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
 use toolgate::upstream::observe_tools;
 use toolgate::upstream::{UpstreamClient, UpstreamOptions};
-use toolgate_testkit::pinned_entry;
 use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig, RunningUpstream};
+use toolgate_testkit::{approved_entry, pinned_entry};
 
 use self::client::{Connection, ECHO_TEXT, Exchange, Target};
 use self::report::{
@@ -117,6 +125,8 @@ enum ScenarioArg {
     UpstreamClient,
     MaxAge,
     PerCall,
+    StdioDirect,
+    StdioPerCall,
 }
 
 /// One scenario, in the order they run at each concurrency.
@@ -127,15 +137,19 @@ enum Scenario {
     UpstreamClient,
     MaxAge,
     PerCall,
+    StdioDirect,
+    StdioPerCall,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 5] = [
+    const ALL: [Scenario; 7] = [
         Scenario::Direct,
         Scenario::List,
         Scenario::UpstreamClient,
         Scenario::MaxAge,
         Scenario::PerCall,
+        Scenario::StdioDirect,
+        Scenario::StdioPerCall,
     ];
 
     fn label(self) -> &'static str {
@@ -145,13 +159,23 @@ impl Scenario {
             Scenario::UpstreamClient => "upstream client in-process",
             Scenario::MaxAge => "gateway max-age=60s",
             Scenario::PerCall => "gateway per-call",
+            Scenario::StdioDirect => "direct tools/call (stdio)",
+            Scenario::StdioPerCall => "gateway per-call, stdio upstream",
+        }
+    }
+
+    /// The scenario whose p50 this one is compared with.
+    fn baseline(self) -> Scenario {
+        match self {
+            Scenario::StdioDirect | Scenario::StdioPerCall => Scenario::StdioDirect,
+            _ => Scenario::Direct,
         }
     }
 
     fn freshness(self) -> Option<Freshness> {
         match self {
             Scenario::MaxAge => Some(Freshness::MaxAge(MAX_AGE)),
-            Scenario::PerCall => Some(Freshness::PerCall),
+            Scenario::PerCall | Scenario::StdioPerCall => Some(Freshness::PerCall),
             _ => None,
         }
     }
@@ -166,11 +190,14 @@ enum Plan {
     Calls(u64),
 }
 
-/// What the scenarios share: the upstream, its pinned TLS configuration and the catalog.
+/// What the scenarios share: the upstream, its pinned TLS configuration and the catalog; the
+/// local server's command and its catalog.
 struct Setup {
     upstream: RunningUpstream,
     pinned_tls: Arc<rustls::ClientConfig>,
     catalog: Catalog,
+    local_command: LocalCommand,
+    local_catalog: Catalog,
     audit_dir: PathBuf,
     audit_kind: &'static str,
     keep_audit: bool,
@@ -185,6 +212,8 @@ enum Driver {
     },
     /// The gateway's upstream client, in-process.
     Upstream(UpstreamClient),
+    /// The gateway's local upstream, in-process (its child already started).
+    Local(LocalUpstream),
 }
 
 impl Driver {
@@ -206,6 +235,22 @@ impl Driver {
                 let latency = started.elapsed();
                 exchange.check(id, status, &body)?;
                 Ok(latency)
+            }
+            Driver::Local(local) => {
+                let arguments = Some(RawJson::from_value(&json!({"text": ECHO_TEXT})));
+                let generation = *local.invalidations().borrow();
+                let started = Instant::now();
+                let result = local
+                    .call_tool(UPSTREAM_TOOL, arguments, None, generation)
+                    .await
+                    .map_err(|error| error.to_string())?;
+                let latency = started.elapsed();
+                let result = result.to_value().map_err(|error| error.to_string())?;
+                if result["content"][0]["text"].as_str() == Some(ECHO_TEXT) {
+                    Ok(latency)
+                } else {
+                    Err(format!("unexpected result: {result}"))
+                }
             }
             Driver::Upstream(client) => {
                 let arguments = Some(json!({"text": ECHO_TEXT}));
@@ -366,6 +411,18 @@ async fn run_scenario(
     };
     let Some(freshness) = scenario.freshness() else {
         let (measurement, _) = match scenario {
+            Scenario::StdioDirect => {
+                let local =
+                    LocalUpstream::new(setup.local_command.clone(), LocalOptions::default());
+                // Start the child (entrypoints verified) before the clock.
+                local.list_tools().await?;
+                let outcome = run_load(scenario, "-", clients, plan, warmup, async || {
+                    Ok(Driver::Local(local.clone()))
+                })
+                .await;
+                local.shutdown().await;
+                outcome?
+            }
             Scenario::UpstreamClient => {
                 run_load(scenario, "-", clients, plan, warmup, async || {
                     let url: catalog_store::UpstreamUrl = setup
@@ -400,24 +457,29 @@ async fn run_scenario(
         return Ok(measurement);
     };
 
-    let catalog = setup.catalog.clone();
+    let stdio = scenario == Scenario::StdioPerCall;
+    let catalog = if stdio {
+        setup.local_catalog.clone()
+    } else {
+        setup.catalog.clone()
+    };
     let measurement_digest = catalog.measurement().digest();
     let path = setup.audit_dir.join(format!(
         "load-{}-{clients}.jsonl",
-        if freshness == Freshness::PerCall {
-            "per-call"
-        } else {
-            "max-age"
+        match (stdio, freshness) {
+            (true, _) => "stdio-per-call",
+            (false, Freshness::PerCall) => "per-call",
+            (false, _) => "max-age",
         }
     ));
     let _ = std::fs::remove_file(&path);
     let audit = Arc::new(AuditLog::open(&path, catalog.measurement())?);
     let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
     options.freshness = freshness;
-    let router = Router::new(catalog, options, audit.clone())?;
+    let router = Arc::new(Router::new(catalog, options, audit.clone())?);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
     let address = listener.local_addr()?;
-    let gateway = Gateway::new(Arc::new(router), ServerOptions::for_listen_address(address));
+    let gateway = Gateway::new(router.clone(), ServerOptions::for_listen_address(address));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(gateway.serve_http(listener, None, async move {
         let _ = stopped.await;
@@ -449,14 +511,24 @@ async fn run_scenario(
     .await;
     let _ = stop.send(());
     serving.await??;
+    router.shutdown().await;
     audit.shutdown().await;
     let (measurement, sent) = outcome?;
-    let lists = controls.method_count(methods::TOOLS_LIST) - lists_before;
-    let calls = controls.method_count(methods::TOOLS_CALL) - calls_before;
-    eprintln!(
-        "    upstream received {lists} tools/list and {calls} tools/call ({:.3} listings per call)",
-        lists as f64 / calls.max(1) as f64
-    );
+    if stdio {
+        let status = router
+            .upstreams()
+            .first()
+            .and_then(|upstream| upstream.local())
+            .map(|local| local.status());
+        eprintln!("    local server: {status:?}");
+    } else {
+        let lists = controls.method_count(methods::TOOLS_LIST) - lists_before;
+        let calls = controls.method_count(methods::TOOLS_CALL) - calls_before;
+        eprintln!(
+            "    upstream received {lists} tools/list and {calls} tools/call ({:.3} listings per call)",
+            lists as f64 / calls.max(1) as f64
+        );
+    }
     let written = audit.entries_written();
     let syncs = audit.syncs();
     let summary = verify_file(&path, Some(&measurement_digest))?;
@@ -511,6 +583,7 @@ async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
         .ok_or("the demo upstream does not list echo")?;
     let entry = pinned_entry(TOOL, definition, upstream.url(), &pin)?;
     let catalog = Catalog::from_slice(Value::Array(vec![entry]).to_string().as_bytes())?;
+    let (local_command, local_catalog) = local_setup(definition)?;
 
     let mut anchors = ServerAnchors::builder();
     anchors.fingerprint(pin).tls_trust(TlsTrust::Pin);
@@ -534,11 +607,48 @@ async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
         upstream,
         pinned_tls: Arc::new(http1),
         catalog,
+        local_command,
+        local_catalog,
         audit_dir,
         // A label for the table: `Box::leak` once per process is fine in a bench binary.
         audit_kind: Box::leak(kind.into_boxed_str()),
         keep_audit: args.keep_audit,
     })
+}
+
+/// The local server: `toolgate demo-upstream --stdio --tools FILE` serving `echo` (the same
+/// definition as the TLS upstream's), pinned by the binary and the tools file, and a catalog
+/// naming it `demo.echo`.
+fn local_setup(echo: &Value) -> Result<(LocalCommand, Catalog), Box<dyn Error>> {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("toolgate-load-stdio");
+    std::fs::create_dir_all(&dir)?;
+    let tools = dir.join("tools.json");
+    std::fs::write(&tools, Value::Array(vec![echo.clone()]).to_string())?;
+    let program = PathBuf::from(env!("CARGO_BIN_EXE_toolgate"));
+    let mut entrypoints = EntrypointDigests::new();
+    let mut digests = serde_json::Map::new();
+    for path in [program.clone(), tools.clone()] {
+        let digest = digest_file(&path)?;
+        digests.insert(path.display().to_string(), Value::from(digest.to_string()));
+        entrypoints.insert(path, digest)?;
+    }
+    let args: Vec<String> = ["demo-upstream", "--stdio", "--tools", "tools.json"]
+        .iter()
+        .map(|arg| arg.to_string())
+        .collect();
+    let mut command = LocalCommand::new("load stdio", &program, &dir);
+    command.args = args.clone();
+    command.entrypoints = entrypoints;
+    let mut argv = vec![program.display().to_string()];
+    argv.extend(args);
+    let server = json!({
+        "command": argv,
+        "cwd": dir.display().to_string(),
+        "entrypoint_digests": Value::Object(digests),
+    });
+    let entry = approved_entry(TOOL, echo, server)?;
+    let catalog = Catalog::from_slice(Value::Array(vec![entry]).to_string().as_bytes())?;
+    Ok((command, catalog))
 }
 
 fn selected(args: &Args) -> Vec<Scenario> {
@@ -552,6 +662,8 @@ fn selected(args: &Args) -> Vec<Scenario> {
             ScenarioArg::UpstreamClient => vec![Scenario::UpstreamClient],
             ScenarioArg::MaxAge => vec![Scenario::MaxAge],
             ScenarioArg::PerCall => vec![Scenario::PerCall],
+            ScenarioArg::StdioDirect => vec![Scenario::StdioDirect],
+            ScenarioArg::StdioPerCall => vec![Scenario::StdioPerCall],
         })
         .collect();
     scenarios.sort();
@@ -616,9 +728,14 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
     Ok(errors == 0)
 }
 
-/// The `direct` p50 at the same concurrency, when measured.
+/// The baseline's p50 at the same concurrency (`direct`, or `stdio-direct` for the stdio
+/// scenarios), when measured.
 fn direct_p50(all: &[Measurement], of: &Measurement) -> Option<Duration> {
-    find(all, Scenario::Direct, of.clients).and_then(|m| m.percentile(0.5))
+    let baseline = Scenario::ALL
+        .iter()
+        .find(|scenario| scenario.label() == of.scenario)
+        .map_or(Scenario::Direct, |scenario| scenario.baseline());
+    find(all, baseline, of.clients).and_then(|m| m.percentile(0.5))
 }
 
 /// The measurement of `scenario` at `clients`, when there is one.

@@ -2,7 +2,8 @@
 //! definition, and refuses any call where either is not the one that was approved.
 //!
 //! The `toolgate` program is a thin command line over this library and the workspace's other
-//! crates. The pieces: [`upstream`] speaks MCP Streamable HTTP to a pinned upstream;
+//! crates. The pieces: [`upstream`] speaks MCP Streamable HTTP to a pinned upstream; [`local`]
+//! runs a local (stdio) upstream pinned by the digests of what it runs;
 //! [`definition_check`] compares live definitions with approved digests; [`audit`] keeps the
 //! hash-chained decision log; [`denial`] is the one vocabulary of a refusal (reason, code, HTTP
 //! status); [`router`] runs the `tools/call` steps in order; [`server`] serves MCP clients over
@@ -85,6 +86,7 @@
 pub mod audit;
 pub mod definition_check;
 pub mod denial;
+pub mod local;
 pub use toolgate_mcp as mcp;
 pub mod router;
 pub mod server;

@@ -28,8 +28,10 @@ fn toolgate_demo_exits_0_and_prints_each_decision() {
         "call demo.add {\"a\":2,\"b\":3}  ->  allowed, result {\"sum\":5}",
         "call demo.add {\"a\":2,\"b\":3}  ->  DENIED: identity_mismatch (JSON-RPC -32001)",
         "received 0 application bytes",
-        "chain verified: 5 entries (allowed 2, identity_mismatch 1, definition_mismatch 1)",
-        "7 of 7 expectations held",
+        "call local.echo {\"text\":\"hello\"}  ->  allowed, result \"hello\"",
+        "call local.echo {\"text\":\"hello\"}  ->  DENIED: identity_mismatch (JSON-RPC -32001)",
+        "chain verified: 7 entries (allowed 3, identity_mismatch 2, definition_mismatch 1)",
+        "10 of 10 expectations held",
     ] {
         assert!(
             stdout.contains(expected),

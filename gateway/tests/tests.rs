@@ -72,3 +72,13 @@ mod e2e_spiffe;
 
 // `toolgate pin`, `catalog verify` and `catalog approve` as processes against the demo upstream over TLS.
 mod lifecycle_cli;
+// Local (stdio) upstreams with real processes: allowed calls, env and cwd, rug-pull, changed
+// entrypoints, crash and restart, a call in flight when the child dies, serve's log and stop.
+mod e2e_local;
+
+// Bad local children with LocalUpstream alone: garbage, a 100 MB line, silence, exit at once
+// and backoff, stderr flood, SIGTERM ignored; a check never outrun; files changed under a child.
+mod e2e_local_children;
+
+// `toolgate identity --command`: the resolved program and the entrypoint digests to pin.
+mod identity_command;

@@ -20,8 +20,16 @@ const SYSTEM_ROOTS: &str = "/etc/ssl/certs/ca-certificates.crt";
 pub(crate) struct IdentityArgs {
     /// The upstream's https URL, e.g. `https://mcp.example.com/mcp`. Nothing is sent after the
     /// TLS handshake.
-    #[arg(value_name = "URL")]
-    pub(crate) url: String,
+    #[arg(value_name = "URL", required_unless_present = "command")]
+    pub(crate) url: Option<String>,
+    /// Instead of a URL: print what a local (stdio) server started with the command after
+    /// `--` would run, and the entrypoint_digests to pin (the resolved program and every
+    /// argument that names an existing file).
+    #[arg(long, conflicts_with_all = ["url", "ca"], requires = "argv")]
+    pub(crate) command: bool,
+    /// The command and its arguments, after `--` (with --command).
+    #[arg(last = true, value_name = "CMD ARGS")]
+    pub(crate) argv: Vec<String>,
     /// PEM file of CA certificates to check the chain against (`chain_valid`). Default: the
     /// system bundle /etc/ssl/certs/ca-certificates.crt if present; otherwise chain_valid is null.
     #[arg(long, value_name = "FILE")]
@@ -33,10 +41,12 @@ pub(crate) struct IdentityArgs {
 }
 
 pub(crate) fn run(args: &IdentityArgs) -> Result<Verdict, Failure> {
-    let url: catalog_store::UpstreamUrl = args
-        .url
+    let Some(text) = args.url.as_deref().filter(|_| !args.command) else {
+        return super::identity_command::run(&args.argv, args.json);
+    };
+    let url: catalog_store::UpstreamUrl = text
         .parse()
-        .map_err(|problem| Failure::Usage(format!("invalid URL `{}`: {problem}", args.url)))?;
+        .map_err(|problem| Failure::Usage(format!("invalid URL `{text}`: {problem}")))?;
     let roots = roots(args.ca.as_deref())?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -46,9 +56,9 @@ pub(crate) fn run(args: &IdentityArgs) -> Result<Verdict, Failure> {
         .block_on(observe::observe(&url, roots))
         .map_err(|error| Failure::Usage(error.to_string()))?;
     let text = if args.json {
-        render_json(&args.url, &observation)
+        render_json(text, &observation)
     } else {
-        render_text(&args.url, &observation)
+        render_text(text, &observation)
     };
     let mut stdout = std::io::stdout().lock();
     stdout.write_all(text.as_bytes()).map_err(stdout_error)?;

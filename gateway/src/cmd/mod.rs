@@ -17,6 +17,7 @@ pub(crate) mod demo_upstream;
 mod diff;
 mod digest;
 pub(crate) mod identity;
+mod identity_command;
 mod invisible;
 mod jcs;
 mod key;

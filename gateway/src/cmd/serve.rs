@@ -175,6 +175,7 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     };
     let mut router_options = RouterOptions::new(Arc::new(trust_roots(&args.ca)?));
     router_options.bundles = spiffe_bundles(&args.spiffe_bundle)?;
+    router_options.local = toolgate::local::LocalOptions::from_upstream(&upstream);
     router_options.upstream = upstream;
     router_options.freshness = freshness;
     let catalog = Catalog::load(&args.catalog).map_err(|error| match error {
@@ -230,7 +231,8 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     let upstreams = catalog.servers().len();
     let router = Router::new(catalog, router_options, audit.clone())
         .map_err(|error| Failure::Usage(error.to_string()))?;
-    let gateway = Gateway::new(Arc::new(router), server_options);
+    let router = Arc::new(router);
+    let gateway = Gateway::new(router.clone(), server_options);
 
     let served = if args.stdio {
         tracing::info!(tools, upstreams, catalog = %measurement, "serving MCP on stdio");
@@ -253,6 +255,8 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
         tracing::info!(tools, upstreams, catalog = %measurement, "serving MCP on {scheme}://{address}/mcp");
         gateway.serve_http(listener, tls, shutdown_signal()).await
     };
+    // Local servers' processes are stopped (SIGTERM, then SIGKILL), never left running.
+    router.shutdown().await;
     audit.shutdown().await;
     tracing::info!(
         entries = audit.entries_written(),

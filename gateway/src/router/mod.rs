@@ -10,7 +10,9 @@
 //!    off), so an impostor is refused before any application byte (`identity_mismatch`). This
 //!    connection is the one the call will be sent on, and it is made *before* the definition
 //!    decision: a reconnect found here invalidates a `max-age` listing first (DESIGN.md §5, "A
-//!    check is never outrun").
+//!    check is never outrun"). A local (stdio) server's entrypoint files are hashed before its
+//!    process starts ([`crate::local`]); a changed one is `identity_mismatch` too, nothing
+//!    started, and a call goes only to the process whose tools were checked.
 //! 3. Take the live definition from the upstream's `tools/list` (every page followed), hash it
 //!    (DESIGN.md §2, default label) and compare it with `definition_hash`; a different digest,
 //!    a definition that cannot be digested, or a tool the upstream no longer lists →
@@ -47,6 +49,7 @@
 //!
 //! An audit log that cannot record answers -32603 without `data.reason`: no decision was made.
 
+mod upstream_kind;
 mod upstreams;
 
 use std::collections::HashMap;
@@ -60,9 +63,12 @@ use server_identity::{IdentityError, PinMatch, TrustBundles};
 
 use crate::audit::{AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity};
 use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
+use crate::local::LocalOptions;
 use crate::mcp::{ErrorObject, RawJson, error_codes};
-use crate::upstream::{ObservedIdentity, UpstreamClient, UpstreamError, UpstreamOptions};
+use crate::upstream::{ObservedIdentity, UpstreamError, UpstreamOptions};
 
+use self::upstream_kind::CallPath;
+pub use self::upstream_kind::Upstream;
 pub use self::upstreams::RouterBuildError;
 pub use crate::denial::{Denial, DenialReason, codes, error_code};
 
@@ -159,6 +165,8 @@ pub struct RouterOptions {
     pub upstream: UpstreamOptions,
     /// Per call (default) or a bounded max-age.
     pub freshness: Freshness,
+    /// Process limits of local (stdio) upstreams.
+    pub local: LocalOptions,
 }
 
 impl RouterOptions {
@@ -170,6 +178,7 @@ impl RouterOptions {
             bundles: TrustBundles::new(),
             upstream: UpstreamOptions::default(),
             freshness: Freshness::PerCall,
+            local: LocalOptions::default(),
         }
     }
 }
@@ -178,7 +187,7 @@ impl RouterOptions {
 #[derive(Debug)]
 pub struct Router {
     catalog: Catalog,
-    upstreams: Vec<UpstreamClient>,
+    upstreams: Vec<Upstream>,
     /// One listing cache per upstream, same index as `upstreams`.
     definitions: Vec<LiveDefinitions<UpstreamError>>,
     upstream_of_tool: HashMap<String, usize>,
@@ -186,8 +195,9 @@ pub struct Router {
 }
 
 impl Router {
-    /// Builds the router: one [`UpstreamClient`] per distinct upstream of `catalog` (nothing is
-    /// connected yet), each enforcing its anchors with `options.roots` and `options.bundles`.
+    /// Builds the router: one [`Upstream`] per distinct server of `catalog` (nothing is
+    /// connected or started yet): a network client enforcing its anchors with `options.roots`
+    /// and `options.bundles`, or a local process with `options.local`.
     ///
     /// # Errors
     ///
@@ -202,6 +212,7 @@ impl Router {
             &options.roots,
             &options.bundles,
             &options.upstream,
+            &options.local,
         )?;
         // A listing ends within its deadline; a per-call check may wait for the one in flight
         // and then its own.
@@ -229,9 +240,17 @@ impl Router {
         &self.audit
     }
 
-    /// The upstream clients, one per distinct upstream.
-    pub fn upstreams(&self) -> &[UpstreamClient] {
+    /// The upstreams, one per distinct server of the catalog.
+    pub fn upstreams(&self) -> &[Upstream] {
         &self.upstreams
+    }
+
+    /// Stops every local server's process (stdin closed, SIGTERM, SIGKILL, each after its
+    /// grace period) and starts no other; network upstreams are left alone.
+    pub async fn shutdown(&self) {
+        for upstream in &self.upstreams {
+            upstream.shutdown().await;
+        }
     }
 
     /// The tools clients see: each entry's approved definition, complete, with `"name"` set to
@@ -343,7 +362,7 @@ impl Router {
     async fn check_and_forward(
         &self,
         entry: &CatalogEntry,
-        upstream: &UpstreamClient,
+        upstream: &Upstream,
         definitions: &LiveDefinitions<UpstreamError>,
         base: &CallRecord,
         arguments: &Option<RawJson>,
@@ -361,7 +380,11 @@ impl Router {
                 return Err(Forward::Failed(failure.await));
             }
         };
-        let identity = path.identity().map(audit_identity);
+        let identity = match &path {
+            CallPath::Network(path) => path.identity().map(audit_identity),
+            // What a local server runs is known once it is started, for the listing.
+            CallPath::Local => None,
+        };
 
         // Step 3: the live definition compared with the approved digest, under the generation
         // read after the path was established.
@@ -375,7 +398,9 @@ impl Router {
             Ok(verified) => verified.digest(),
             Err(DefinitionCheckError::Fetch(error)) => {
                 let denial = upstream_denial(entry, upstream, &error, "listing its tools");
-                let identity = identity_of(&error).or(identity);
+                let identity = identity_of(&error)
+                    .or(identity)
+                    .or_else(|| local_identity(upstream));
                 let failure = self.deny(denial, base.clone(), identity, started);
                 return Err(Forward::Failed(failure.await));
             }
@@ -402,10 +427,12 @@ impl Router {
                     observed_definition: observed,
                     ..base.clone()
                 };
+                let identity = identity.or_else(|| local_identity(upstream));
                 let failure = self.deny(denial, base, identity, started);
                 return Err(Forward::Failed(failure.await));
             }
         };
+        let identity = identity.or_else(|| local_identity(upstream));
 
         // Step 4: the decision is durable before anything is forwarded.
         let allowed = CallRecord {
@@ -430,6 +457,7 @@ impl Router {
                 entry.upstream_name(),
                 arguments.clone(),
                 meta.clone().map(Value::Object),
+                generation,
             )
             .await
         {
@@ -453,11 +481,7 @@ impl Router {
     fn route(
         &self,
         tool: &str,
-    ) -> Option<(
-        &CatalogEntry,
-        &UpstreamClient,
-        &LiveDefinitions<UpstreamError>,
-    )> {
+    ) -> Option<(&CatalogEntry, &Upstream, &LiveDefinitions<UpstreamError>)> {
         let entry = self.catalog.lookup(tool)?;
         let index = *self.upstream_of_tool.get(tool)?;
         Some((
@@ -533,15 +557,30 @@ fn audit_identity(observed: &ObservedIdentity) -> AuditIdentity {
     }
 }
 
+/// What a local server presents: the digests of its entrypoint files, verified before its
+/// process started; `None` for a network upstream (its connection says what it presented).
+fn local_identity(upstream: &Upstream) -> Option<AuditIdentity> {
+    let verified = upstream.local()?.verified_entrypoints()?;
+    Some(AuditIdentity {
+        fingerprints: verified
+            .digests()
+            .iter()
+            .map(|(_, digest)| digest.to_string())
+            .collect(),
+        ..AuditIdentity::default()
+    })
+}
+
 /// The denial for an upstream failure while `doing` (identity, unavailable, or error).
 fn upstream_denial(
     entry: &CatalogEntry,
-    upstream: &UpstreamClient,
+    upstream: &Upstream,
     error: &UpstreamError,
     doing: &str,
 ) -> Denial {
     let reason = error.reason();
     let advice = match reason {
+        DenialReason::IdentityMismatch if upstream.local().is_some() => "nothing was started",
         DenialReason::IdentityMismatch => "nothing was sent to it",
         DenialReason::UpstreamUnavailable => {
             "check that the upstream runs and is reachable, then retry"
@@ -580,6 +619,10 @@ fn identity_of(error: &UpstreamError) -> Option<AuditIdentity> {
         IdentityError::SpiffeIdMismatch { presented, .. } => spiffe(presented.to_string()),
         IdentityError::SvidIsCa { presented } => spiffe(presented.to_string()),
         IdentityError::SvidInvalidId { presented, .. } => spiffe(presented.clone()),
+        IdentityError::EntrypointMismatch { observed, .. } => Some(AuditIdentity {
+            fingerprints: vec![observed.to_string()],
+            ..AuditIdentity::default()
+        }),
         _ => None,
     }
 }

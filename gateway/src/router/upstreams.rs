@@ -1,13 +1,16 @@
-//! One [`UpstreamClient`] per distinct upstream of the catalog (URL and anchors), each with a
-//! TLS configuration that enforces that upstream's anchors inside the handshake.
+//! One upstream per distinct server of the catalog: an [`UpstreamClient`] (URL and anchors) with
+//! a TLS configuration that enforces its anchors inside the handshake, or a [`LocalUpstream`]
+//! (command and entrypoint digests).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use catalog_store::{Catalog, NetworkServer};
+use catalog_store::{Catalog, NetworkServer, ServerBinding};
 use server_identity::rustls::RootCertStore;
 use server_identity::{ServerAnchors, TrustBundles, client_config};
 
+use super::upstream_kind::Upstream;
+use crate::local::{LocalCommand, LocalOptions, LocalUpstream};
 use crate::upstream::{UpstreamClient, UpstreamOptions};
 
 /// Why the router could not be built from a catalog.
@@ -62,35 +65,56 @@ pub(crate) fn anchors_of(binding: &NetworkServer) -> Result<ServerAnchors, Route
     })
 }
 
-/// Builds the clients; returns them and, per catalog `tool_name`, the index of its client.
+/// Builds the upstreams; returns them and, per catalog `tool_name`, the index of its upstream.
 pub(crate) fn build_upstreams(
     catalog: &Catalog,
     roots: &Arc<RootCertStore>,
     bundles: &TrustBundles,
     options: &UpstreamOptions,
-) -> Result<(Vec<UpstreamClient>, HashMap<String, usize>), RouterBuildError> {
+    local_options: &LocalOptions,
+) -> Result<(Vec<Upstream>, HashMap<String, usize>), RouterBuildError> {
     let mut clients = Vec::with_capacity(catalog.servers().len());
     let mut by_tool = HashMap::new();
     for server in catalog.servers() {
-        // Only network upstreams are served (local, stdio ones are not yet).
-        let Some(binding) = server.binding().network() else {
-            return Err(RouterBuildError::Upstream {
-                url: server.binding().location_text(),
-                detail: "this gateway serves network (https) upstreams only".to_owned(),
-            });
+        let client = if let Some(local) = server.binding().local() {
+            let command = LocalCommand::from_catalog(local);
+            Upstream::Local(LocalUpstream::new(command, local_options.clone()))
+        } else {
+            Upstream::Network(network_client(server.binding(), roots, bundles, options)?)
         };
-        let anchors = anchors_of(binding)?;
-        let tls = client_config(&anchors, roots.clone(), bundles).map_err(|error| {
-            RouterBuildError::Tls {
-                url: binding.url().as_str().to_owned(),
-                detail: error.to_string(),
-            }
-        })?;
-        let client = UpstreamClient::with_anchors(binding.url(), tls, anchors, options.clone());
         for tool_name in server.tool_names() {
             by_tool.insert(tool_name.clone(), clients.len());
         }
         clients.push(client);
     }
     Ok((clients, by_tool))
+}
+
+/// The client of a network upstream, enforcing its anchors in the TLS handshake.
+fn network_client(
+    binding: &ServerBinding,
+    roots: &Arc<RootCertStore>,
+    bundles: &TrustBundles,
+    options: &UpstreamOptions,
+) -> Result<UpstreamClient, RouterBuildError> {
+    let Some(binding) = binding.network() else {
+        return Err(RouterBuildError::Upstream {
+            url: binding.location_text(),
+            detail: "this gateway serves network (https) and local (stdio) upstreams only"
+                .to_owned(),
+        });
+    };
+    let anchors = anchors_of(binding)?;
+    let tls =
+        client_config(&anchors, roots.clone(), bundles).map_err(|error| RouterBuildError::Tls {
+            url: binding.url().as_str().to_owned(),
+            detail: error.to_string(),
+        })?;
+    // With the anchors, so each connection's audit identity says which pin matched.
+    Ok(UpstreamClient::with_anchors(
+        binding.url(),
+        tls,
+        anchors,
+        options.clone(),
+    ))
 }

@@ -21,6 +21,29 @@ pub fn pinned_entry(
     url: &str,
     spki: &Fingerprint,
 ) -> Result<Value, ToolDigestError> {
+    let server = json!({
+        "display_name": "toolgate demo upstream",
+        "url": url,
+        "tls_fingerprint": spki.to_string(),
+        "rotation_mode": "key-pinned",
+        "tls_trust": "pin",
+    });
+    approved_entry(tool_name, definition, server)
+}
+
+/// One catalog entry binding `tool_name` to the upstream tool `definition` on `server` (a
+/// catalog `server` object: a network one, or a local one with `command` and
+/// `entrypoint_digests`), with the approved definition and `definition_hash` as
+/// [`pinned_entry`] makes them.
+///
+/// # Errors
+///
+/// [`ToolDigestError`] when the definition cannot be digested.
+pub fn approved_entry(
+    tool_name: &str,
+    definition: &Value,
+    server: Value,
+) -> Result<Value, ToolDigestError> {
     let mut approved = Map::new();
     if let Value::Object(members) = definition {
         for member in TOOL_DEFINITION_MEMBERS {
@@ -39,13 +62,7 @@ pub fn pinned_entry(
     Ok(json!({
         "tool_name": tool_name,
         "upstream_name": upstream_name,
-        "server": {
-            "display_name": "toolgate demo upstream",
-            "url": url,
-            "tls_fingerprint": spki.to_string(),
-            "rotation_mode": "key-pinned",
-            "tls_trust": "pin",
-        },
+        "server": server,
         "approved_definition": Value::Object(approved),
         "definition_hash": digest.to_string(),
         "added_at": "2026-01-01T00:00:00Z",

@@ -36,17 +36,25 @@
 //! - [`GatewayClient`]: an MCP client over plain HTTP for a gateway on loopback, both
 //!   generations.
 //! - [`pinned_entry`]: a catalog entry that pins a test upstream's key and one definition.
+//! - [`serve_stdio`]: a small MCP server on stdin and stdout serving the tools of a JSON file,
+//!   with [`Misbehaviour`]s (garbage, a huge line, silence, exiting at once, a stderr flood,
+//!   ignoring SIGTERM), a crash and a rug-pull switch; `toolgate demo-upstream --stdio` runs it.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
 mod catalog;
 mod client;
+mod stdio_server;
 mod upstream;
 
 pub use crate::{
-    catalog::pinned_entry,
+    catalog::{approved_entry, pinned_entry},
     client::{ClientError, Exchange, GatewayClient},
+    stdio_server::{
+        ENVIRONMENT_TOOL, Misbehaviour, StdioServerConfig, StdioServerError, load_tools,
+        serve_stdio,
+    },
     upstream::{
         DemoControls, DemoIdentity, DemoUpstream, DemoUpstreamConfig, DemoUpstreamError,
         DiscoverRefusal, Fault, ResponseMode, RunningUpstream,

@@ -4,6 +4,7 @@ use std::io::Write;
 
 use crate::outcome::{Failure, Verdict, stdout_error};
 
+mod local;
 mod script;
 
 /// `toolgate demo`

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use super::local;
+
 use catalog_store::Catalog;
 use serde_json::{Value, json};
 use server_identity::rustls::RootCertStore;
@@ -76,7 +78,7 @@ pub(crate) enum DemoError {
     Output(#[from] io::Error),
 }
 
-fn setup(step: &'static str) -> impl FnOnce(&dyn std::fmt::Display) -> DemoError {
+pub(super) fn setup(step: &'static str) -> impl FnOnce(&dyn std::fmt::Display) -> DemoError {
     move |detail| DemoError::Setup {
         step,
         detail: detail.to_string(),
@@ -132,6 +134,9 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
                 .map_err(|e| setup("digest a demo tool")(&e))?,
         );
     }
+    // And a local (stdio) server, pinned by the digests of what it runs.
+    let (local_entry, local_files) = local::local_entry(&directory)?;
+    entries.push(local_entry);
     let catalog_path = directory.join("catalog.json");
     let catalog_text = serde_json::to_string_pretty(&Value::Array(entries))
         .map_err(|e| setup("write the catalog")(&e))?;
@@ -166,7 +171,8 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
     let address = listener
         .local_addr()
         .map_err(|e| setup("listen on 127.0.0.1")(&e))?;
-    let gateway = Gateway::new(Arc::new(router), ServerOptions::for_listen_address(address));
+    let router = Arc::new(router);
+    let gateway = Gateway::new(router.clone(), ServerOptions::for_listen_address(address));
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let serving = tokio::spawn(gateway.serve_http(listener, None, async move {
         let _ = stopped.await;
@@ -191,8 +197,8 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
     )?;
     check(
         &mut checks,
-        "tools/list offers the three pinned tools",
-        names == ["demo.echo", "demo.add", "demo.get_time"],
+        "tools/list offers the four pinned tools (three remote, one local)",
+        names == ["demo.echo", "demo.add", "demo.get_time", local::LOCAL_TOOL],
     );
 
     // 2. An allowed call.
@@ -281,12 +287,16 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
         bytes_to_impostor == 0,
     );
 
-    // 5. The audit chain.
+    // 5. A local server, pinned by its entrypoint digests.
+    local::run(out, &mut client, &router, &local_files, &mut checks).await?;
+
+    // 6. The audit chain.
     let _ = stop.send(());
     let _ = serving.await;
+    router.shutdown().await;
     audit.shutdown().await;
     upstream.shutdown().await;
-    writeln!(out, "\n5. The audit log")?;
+    writeln!(out, "\n6. The audit log")?;
     match verify_file(&audit_path, Some(&measurement)) {
         Ok(summary) => {
             let decisions: Vec<String> = summary
@@ -307,10 +317,10 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
                 |decision: Decision| summary.decisions().get(&decision).copied().unwrap_or(0);
             check(
                 &mut checks,
-                "the audit chain verifies and holds 2 allowed, 1 definition_mismatch, 1 identity_mismatch",
-                count(Decision::Allowed) == 2
+                "the audit chain verifies and holds 3 allowed, 1 definition_mismatch, 2 identity_mismatch",
+                count(Decision::Allowed) == 3
                     && count(Decision::Denied(DenialReason::DefinitionMismatch)) == 1
-                    && count(Decision::Denied(DenialReason::IdentityMismatch)) == 1,
+                    && count(Decision::Denied(DenialReason::IdentityMismatch)) == 2,
             );
         }
         Err(error) => {
@@ -339,14 +349,14 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
     Ok(report)
 }
 
-fn check(checks: &mut Vec<DemoCheck>, expectation: &str, passed: bool) {
+pub(super) fn check(checks: &mut Vec<DemoCheck>, expectation: &str, passed: bool) {
     checks.push(DemoCheck {
         expectation: expectation.to_owned(),
         passed,
     });
 }
 
-fn first_text(answer: &Result<Value, ErrorObject>) -> Option<&str> {
+pub(super) fn first_text(answer: &Result<Value, ErrorObject>) -> Option<&str> {
     answer
         .as_ref()
         .ok()?
@@ -356,14 +366,14 @@ fn first_text(answer: &Result<Value, ErrorObject>) -> Option<&str> {
         .as_str()
 }
 
-fn denial(answer: &Result<Value, ErrorObject>) -> Option<(i64, &str)> {
+pub(super) fn denial(answer: &Result<Value, ErrorObject>) -> Option<(i64, &str)> {
     let error = answer.as_ref().err()?;
     Some((error.code, error.data.as_ref()?.get("reason")?.as_str()?))
 }
 
 /// Prints one decision: the call, allowed with the result, or denied with reason, code and
 /// digests.
-fn report(
+pub(super) fn report(
     out: &mut (dyn Write + Send),
     tool: &str,
     arguments: &Value,

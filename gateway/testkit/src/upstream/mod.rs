@@ -26,7 +26,7 @@ pub(crate) mod config;
 mod controls;
 mod identity;
 mod service;
-mod tools;
+pub(crate) mod tools;
 
 use std::io;
 use std::net::SocketAddr;

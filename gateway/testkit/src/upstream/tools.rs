@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 /// `echo`, `add` and `get_time`.
-pub(super) fn default_tools() -> Vec<Value> {
+pub(crate) fn default_tools() -> Vec<Value> {
     vec![
         json!({
             "name": "echo",
@@ -56,7 +56,7 @@ fn text_result(text: String) -> Value {
 }
 
 /// The result of calling `name`: `Ok(result)` or `Err((code, message))`.
-pub(super) fn call(
+pub(crate) fn call(
     known: bool,
     name: &str,
     arguments: &Map<String, Value>,

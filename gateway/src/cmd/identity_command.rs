@@ -1,0 +1,201 @@
+//! `toolgate identity --command -- CMD ARGS…`: what a local (stdio) server would run, and the
+//! `entrypoint_digests` that pin it (DESIGN.md §3 "Local (stdio) upstreams").
+//!
+//! `CMD` is resolved as the catalog resolves `command[0]`: an absolute path as it is, a bare
+//! name on the absolute directories of `PATH`; a relative path with a `/` is refused. Every
+//! argument that names an existing regular file (relative to the current directory, which
+//! becomes the catalog's `cwd`) is pinned too, and the output says which arguments were.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+use server_identity::digest_file;
+
+use crate::outcome::{Failure, Verdict, stdout_error};
+
+/// One file to pin, and which argument named it (0 is the program).
+struct Pinned {
+    argument: usize,
+    path: PathBuf,
+    digest: String,
+}
+
+pub(crate) fn run(argv: &[String], json: bool) -> Result<Verdict, Failure> {
+    let Some(program) = argv.first() else {
+        return Err(Failure::Usage(
+            "identity --command needs the command after `--`, e.g. `toolgate identity --command \
+             -- node dist/index.js`"
+                .to_owned(),
+        ));
+    };
+    let cwd = std::env::current_dir()
+        .map_err(|error| Failure::io("cannot read the current directory", error))?;
+    let resolved = resolve(program, std::env::var_os("PATH").as_deref())?;
+    let mut pinned = vec![Pinned {
+        argument: 0,
+        digest: digest(&resolved)?,
+        path: resolved.clone(),
+    }];
+    let mut not_files = Vec::new();
+    for (index, argument) in argv.iter().enumerate().skip(1) {
+        let path = cwd.join(argument);
+        match std::fs::metadata(&path) {
+            Ok(metadata) if metadata.is_file() => pinned.push(Pinned {
+                argument: index,
+                digest: digest(&path)?,
+                path,
+            }),
+            _ => not_files.push(argument.clone()),
+        }
+    }
+    let text = if json {
+        render_json(argv, &resolved, &cwd, &pinned, &not_files)
+    } else {
+        render_text(argv, &resolved, &cwd, &pinned, &not_files)
+    };
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
+    stdout.flush().map_err(stdout_error)?;
+    Ok(Verdict::Pass)
+}
+
+/// `command[0]` as the catalog resolves it.
+fn resolve(program: &str, path_var: Option<&OsStr>) -> Result<PathBuf, Failure> {
+    let path = Path::new(program);
+    if path.is_absolute() {
+        return Ok(path.to_owned());
+    }
+    if program.contains('/') {
+        return Err(Failure::Usage(format!(
+            "{program:?} is a relative path: write the program as an absolute path, or as a bare \
+             name to look up on PATH (the catalog resolves command[0] the same way)"
+        )));
+    }
+    let searched: Vec<PathBuf> = path_var
+        .map(|path_var| {
+            std::env::split_paths(path_var)
+                .filter(|directory| directory.is_absolute())
+                .collect()
+        })
+        .unwrap_or_default();
+    searched
+        .iter()
+        .map(|directory| directory.join(program))
+        .find(|candidate| is_executable_file(candidate))
+        .ok_or_else(|| {
+            let list: Vec<String> = searched.iter().map(|d| d.display().to_string()).collect();
+            Failure::Usage(format!(
+                "{program:?} is not an executable file in any absolute PATH directory (searched: \
+                 {}); give an absolute path",
+                if list.is_empty() {
+                    "none".to_owned()
+                } else {
+                    list.join(", ")
+                }
+            ))
+        })
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    let Ok(metadata) = std::fs::metadata(path) else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
+    }
+    #[cfg(not(unix))]
+    {
+        metadata.is_file()
+    }
+}
+
+fn digest(path: &Path) -> Result<String, Failure> {
+    digest_file(path)
+        .map(|digest| digest.to_string())
+        .map_err(|error| Failure::io(format!("cannot hash {}", path.display()), error))
+}
+
+fn digests_object(pinned: &[Pinned]) -> BTreeMap<String, String> {
+    pinned
+        .iter()
+        .map(|file| (file.path.display().to_string(), file.digest.clone()))
+        .collect()
+}
+
+fn render_json(
+    argv: &[String],
+    program: &Path,
+    cwd: &Path,
+    pinned: &[Pinned],
+    not_files: &[String],
+) -> String {
+    let files: Vec<Value> = pinned
+        .iter()
+        .map(|file| {
+            json!({
+                "argument": file.argument,
+                "path": file.path.display().to_string(),
+                "digest": file.digest,
+            })
+        })
+        .collect();
+    let value = json!({
+        "command": argv,
+        "program": program.display().to_string(),
+        "cwd": cwd.display().to_string(),
+        "entrypoint_digests": digests_object(pinned),
+        "files": files,
+        "not_files": not_files,
+    });
+    format!("{value}\n")
+}
+
+fn render_text(
+    argv: &[String],
+    program: &Path,
+    cwd: &Path,
+    pinned: &[Pinned],
+    not_files: &[String],
+) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("program  {}", program.display()));
+    if argv[0] != program.display().to_string() {
+        out.push_str(&format!("  (resolved on PATH from {:?})", argv[0]));
+    }
+    out.push('\n');
+    out.push_str(&format!("cwd      {}\n", cwd.display()));
+    for file in pinned {
+        let what = match file.argument {
+            0 => "the program".to_owned(),
+            index => format!("argument {index}, an existing file"),
+        };
+        out.push_str(&format!(
+            "pin      {}  {}  ({what})\n",
+            file.digest,
+            file.path.display()
+        ));
+    }
+    for argument in not_files {
+        out.push_str(&format!(
+            "not pinned  {argument:?}  (not an existing file)\n"
+        ));
+    }
+    out.push('\n');
+    out.push_str(
+        "Catalog lines for this local server (a script the program loads by itself, such as a \
+         module it imports, is not seen here: add its path to entrypoint_digests too):\n",
+    );
+    let server = json!({
+        "command": argv,
+        "cwd": cwd.display().to_string(),
+        "entrypoint_digests": digests_object(pinned),
+    });
+    let pretty = serde_json::to_string_pretty(&server).unwrap_or_default();
+    out.push_str(&format!("  \"server\": {}\n", pretty.replace('\n', "\n  ")));
+    out
+}
