@@ -187,11 +187,19 @@ impl RouterOptions {
 #[derive(Debug)]
 pub struct Router {
     catalog: Catalog,
-    upstreams: Vec<Upstream>,
-    /// One listing cache per upstream, same index as `upstreams`.
-    definitions: Vec<LiveDefinitions<UpstreamError>>,
-    upstream_of_tool: HashMap<String, usize>,
+    /// One per distinct server of the catalog.
+    routes: Vec<Route>,
+    /// Each catalog tool name's index in `routes`.
+    route_of_tool: HashMap<String, usize>,
     audit: Arc<AuditLog>,
+}
+
+/// One upstream and what the router keeps about it.
+#[derive(Debug)]
+struct Route {
+    upstream: Upstream,
+    /// Its live definitions: the listing cache the definition check reads.
+    definitions: LiveDefinitions<UpstreamError>,
 }
 
 impl Router {
@@ -207,7 +215,7 @@ impl Router {
         options: RouterOptions,
         audit: Arc<AuditLog>,
     ) -> Result<Router, RouterBuildError> {
-        let (upstreams, upstream_of_tool) = upstreams::build_upstreams(
+        let (upstreams, route_of_tool) = upstreams::build_upstreams(
             &catalog,
             &options.roots,
             &options.bundles,
@@ -217,15 +225,17 @@ impl Router {
         // A listing ends within its deadline; a per-call check may wait for the one in flight
         // and then its own.
         let wait_limit = options.upstream.listing_deadline().saturating_mul(2);
-        let definitions = upstreams
-            .iter()
-            .map(|_| LiveDefinitions::with_wait_limit(options.freshness, wait_limit))
+        let routes = upstreams
+            .into_iter()
+            .map(|upstream| Route {
+                upstream,
+                definitions: LiveDefinitions::with_wait_limit(options.freshness, wait_limit),
+            })
             .collect();
         Ok(Router {
             catalog,
-            upstreams,
-            definitions,
-            upstream_of_tool,
+            routes,
+            route_of_tool,
             audit,
         })
     }
@@ -241,15 +251,15 @@ impl Router {
     }
 
     /// The upstreams, one per distinct server of the catalog.
-    pub fn upstreams(&self) -> &[Upstream] {
-        &self.upstreams
+    pub fn upstreams(&self) -> Vec<&Upstream> {
+        self.routes.iter().map(|route| &route.upstream).collect()
     }
 
     /// Stops every local server's process (stdin closed, SIGTERM, SIGKILL, each after its
     /// grace period) and starts no other; network upstreams are left alone.
     pub async fn shutdown(&self) {
-        for upstream in &self.upstreams {
-            upstream.shutdown().await;
+        for route in &self.routes {
+            route.upstream.shutdown().await;
         }
     }
 
@@ -483,12 +493,8 @@ impl Router {
         tool: &str,
     ) -> Option<(&CatalogEntry, &Upstream, &LiveDefinitions<UpstreamError>)> {
         let entry = self.catalog.lookup(tool)?;
-        let index = *self.upstream_of_tool.get(tool)?;
-        Some((
-            entry,
-            self.upstreams.get(index)?,
-            self.definitions.get(index)?,
-        ))
+        let route = self.routes.get(*self.route_of_tool.get(tool)?)?;
+        Some((entry, &route.upstream, &route.definitions))
     }
 
     async fn record(&self, record: CallRecord, tool: &str) -> Result<(), AuditUnavailable> {
