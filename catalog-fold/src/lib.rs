@@ -65,11 +65,13 @@ mod diff;
 mod document;
 mod fold;
 mod requirement;
+mod stream;
 
 pub use crate::{
-    catalog::{CatalogDigest, CatalogError, ToolError, ToolErrorReason},
+    catalog::{CatalogDigest, CatalogError, ReadCatalogError, ToolError, ToolErrorReason},
     diff::{CatalogDiff, ChangedTool},
     document::{DocumentError, read_tools_document},
     fold::{Fold, MAX_FOLD_ENTRIES, OVERFLOW_KEY, fold},
     requirement::{ComponentRequirement, Outcome, PresentedComponent, evaluate},
+    stream::stream_tools_document,
 };

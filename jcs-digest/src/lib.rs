@@ -49,6 +49,7 @@ mod lexer;
 mod pointer;
 mod reader;
 mod scan;
+mod stream;
 mod tool;
 
 pub use crate::{
@@ -56,6 +57,9 @@ pub use crate::{
     digest::{Digest, DigestParseError},
     error::{StrictJsonError, StrictJsonErrorKind},
     reader::{StrictReader, parse_strict},
+    stream::{
+        JsonType, StreamReader, StreamedTool, ToolName, canonical_digest, canonicalize_strict,
+    },
     tool::{
         Profile, TOOL_DEFINITION_MEMBERS, ToolDigestError, UnknownProfile, tool_definition_digest,
         tool_definition_preimage,

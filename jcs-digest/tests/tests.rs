@@ -28,6 +28,10 @@ mod catalog_gen;
 // The per-tool definition digest: pinned deepwiki digests, member restriction, profiles.
 mod tool;
 
+// The streaming path against the tree path: vectors and ES6 numbers as text, tool digests,
+// the walk API, depth; its `agreed` helper checks every input of strict_errors and strict_values.
+mod stream;
+
 // Property tests: serde_jcs 0.2 as an oracle, round trip through the strict reader,
 // idempotence, and no panic on arbitrary bytes.
 mod properties;
