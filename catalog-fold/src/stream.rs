@@ -157,44 +157,12 @@ fn tools_array(
 /// error is the one to give. Should the tree path accept it after all, its tools are digested
 /// from the tree, so the answer is the reference's either way.
 fn tree_fallback(bytes: &[u8], profile: Profile) -> Result<Vec<StreamedTool>, DocumentError> {
-    let tools = read_tools_document(bytes)?;
-    Ok(tools
+    read_tools_document(bytes)?
         .iter()
-        .map(|tool| streamed_from_value(tool, profile))
-        .collect())
-}
-
-/// What [`StreamReader::tool_definition`] gives for the bytes of `tool`.
-pub(crate) fn streamed_from_value(tool: &serde_json::Value, profile: Profile) -> StreamedTool {
-    use jcs_digest::ToolName;
-    use serde_json::Value;
-
-    let type_of = |value: &Value| match value {
-        Value::Null => JsonType::Null,
-        Value::Bool(_) => JsonType::Boolean,
-        Value::Number(_) => JsonType::Number,
-        Value::String(_) => JsonType::String,
-        Value::Array(_) => JsonType::Array,
-        Value::Object(_) => JsonType::Object,
-    };
-    let Value::Object(members) = tool else {
-        return StreamedTool::NotAnObject {
-            found: type_of(tool),
-        };
-    };
-    let name = match members.get("name") {
-        None | Some(Value::Null) => ToolName::Absent,
-        Some(Value::String(text)) => ToolName::Text(text.clone()),
-        Some(other) => ToolName::NotAString {
-            found: type_of(other),
-        },
-    };
-    match jcs_digest::tool_definition_digest(tool, profile) {
-        Ok(digest) => StreamedTool::Definition { name, digest },
-        // Unreachable for a value the strict reader produced (its integers are in range);
-        // an object without a digest is then reported as not a definition at all.
-        Err(_) => StreamedTool::NotAnObject {
-            found: JsonType::Object,
-        },
-    }
+        .map(|tool| StreamedTool::from_value(tool, profile))
+        .collect::<Result<Vec<_>, _>>()
+        // Unreachable: a strictly read value holds no integer outside ±(2^53−1).
+        .map_err(|error| DocumentError::UnexpectedShape {
+            found: format!("a document with a tool that has no digest ({error})"),
+        })
 }

@@ -16,3 +16,10 @@ mod pinned;
 // The conformance corpus (corpus/): every value of digests.json and COMP-MCP-004..006 recomputed
 // from the catalog bytes through the libraries, and the seed 000 §8 properties on those bytes.
 mod corpus;
+// Random spellings of a value (whitespace, member order, escapes, number forms), from jcs-digest.
+#[path = "../../jcs-digest/tests/spelling.rs"]
+mod spelling;
+// The streaming document path (`stream_tools_document`, `CatalogDigest::from_document`) against
+// the tree path on generated catalogs of every shape; `support::read_both` does the same for
+// every document the other modules read.
+mod stream;

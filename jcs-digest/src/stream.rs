@@ -57,6 +57,19 @@ impl JsonType {
         }
     }
 
+    /// The type of `value`.
+    pub fn of_value(value: &serde_json::Value) -> JsonType {
+        use serde_json::Value;
+        match value {
+            Value::Null => JsonType::Null,
+            Value::Bool(_) => JsonType::Boolean,
+            Value::Number(_) => JsonType::Number,
+            Value::String(_) => JsonType::String,
+            Value::Array(_) => JsonType::Array,
+            Value::Object(_) => JsonType::Object,
+        }
+    }
+
     /// The type a value starting with `byte` has, if it is a valid value.
     fn of_first_byte(byte: u8) -> Option<JsonType> {
         Some(match byte {
@@ -869,6 +882,38 @@ pub enum StreamedTool {
         /// The type found.
         found: JsonType,
     },
+}
+
+impl StreamedTool {
+    /// What [`StreamReader::tool_definition`] gives for the bytes of `tool`, computed from the
+    /// value by the tree path ([`crate::tool_definition_digest`]): the reference the streaming
+    /// path is tested against.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolDigestError::Canonicalize`](crate::ToolDigestError::Canonicalize) for an object
+    /// whose hashed members hold an integer outside ±(2^53−1) (only a value built in code can).
+    pub fn from_value(
+        tool: &serde_json::Value,
+        profile: crate::Profile,
+    ) -> Result<StreamedTool, crate::ToolDigestError> {
+        use serde_json::Value;
+
+        let Value::Object(members) = tool else {
+            return Ok(StreamedTool::NotAnObject {
+                found: JsonType::of_value(tool),
+            });
+        };
+        let name = match members.get("name") {
+            None | Some(Value::Null) => ToolName::Absent,
+            Some(Value::String(text)) => ToolName::Text(text.clone()),
+            Some(other) => ToolName::NotAString {
+                found: JsonType::of_value(other),
+            },
+        };
+        let digest = crate::tool_definition_digest(tool, profile)?;
+        Ok(StreamedTool::Definition { name, digest })
+    }
 }
 
 /// The `name` member of a tool definition.

@@ -61,30 +61,7 @@ pub fn agreed_with_depth(input: &[u8], limit: usize) -> Result<Vec<u8>, StrictJs
 
 /// What `tool_definition` must give for a strictly read `value`, by the tree path.
 pub fn streamed_from_tree(value: &Value) -> StreamedTool {
-    let type_of = |value: &Value| match value {
-        Value::Null => JsonType::Null,
-        Value::Bool(_) => JsonType::Boolean,
-        Value::Number(_) => JsonType::Number,
-        Value::String(_) => JsonType::String,
-        Value::Array(_) => JsonType::Array,
-        Value::Object(_) => JsonType::Object,
-    };
-    let Value::Object(members) = value else {
-        return StreamedTool::NotAnObject {
-            found: type_of(value),
-        };
-    };
-    let name = match members.get("name") {
-        None | Some(Value::Null) => ToolName::Absent,
-        Some(Value::String(text)) => ToolName::Text(text.clone()),
-        Some(other) => ToolName::NotAString {
-            found: type_of(other),
-        },
-    };
-    StreamedTool::Definition {
-        name,
-        digest: tool_definition_digest(value, Profile::Trace).unwrap(),
-    }
+    StreamedTool::from_value(value, Profile::Trace).unwrap()
 }
 
 const CASES: [&str; 6] = [
