@@ -190,7 +190,11 @@ fn ordered(map: &Map<String, Value>) -> Members<'_> {
 /// characters, or a continuation byte of characters of the same length, so looking at it
 /// alone decides.
 pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    utf16_cmp_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`utf16_cmp`] on the UTF-8 bytes of two strings.
+pub(crate) fn utf16_cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
     match a.iter().zip(b).position(|(x, y)| x != y) {
         None => a.len().cmp(&b.len()),
         Some(i) => match (a[i], b[i]) {
@@ -203,7 +207,11 @@ pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
 
 /// Writes `text` as a JSON string with the minimal escaping of RFC 8785 §3.2.2.2.
 pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
-    let bytes = text.as_bytes();
+    write_string_bytes(text.as_bytes(), out);
+}
+
+/// [`write_string`] for the UTF-8 bytes of a string.
+pub(crate) fn write_string_bytes(bytes: &[u8], out: &mut Vec<u8>) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut run_start = 0;

@@ -19,32 +19,63 @@ pub(crate) enum LexError {
     NumberOverflow { literal: String, offset: usize },
 }
 
-/// Where the decoded text of a string goes: a `String` (the tree reader, member names), the
-/// canonical writer (which re-escapes), or nowhere (a value that is only checked).
-pub(crate) trait StringSink {
-    /// A run of literal content: valid UTF-8 holding no `"`, `\` or control character.
-    fn push_run(&mut self, run: &str);
+/// Where the characters written as escapes go.
+pub(crate) trait CharSink {
     /// One character written as an escape.
     fn push_char(&mut self, c: char);
+}
+
+/// Where the decoded text of a string goes, as `&str` (the tree reader).
+pub(crate) trait StringSink: CharSink {
+    /// A run of literal content: valid UTF-8 holding no `"`, `\\` or control character.
+    fn push_run(&mut self, run: &str);
+}
+
+/// Where the decoded text of a string goes, as bytes (the streaming reader: the canonical
+/// writer, which re-escapes; member names; or nowhere, for a value that is only checked).
+pub(crate) trait ByteSink: CharSink {
+    /// A run of literal content: valid UTF-8 holding no `"`, `\\` or control character.
+    fn push_bytes(&mut self, run: &[u8]);
+}
+
+impl CharSink for String {
+    fn push_char(&mut self, c: char) {
+        self.push(c);
+    }
 }
 
 impl StringSink for String {
     fn push_run(&mut self, run: &str) {
         self.push_str(run);
     }
-
-    fn push_char(&mut self, c: char) {
-        self.push(c);
-    }
 }
 
 /// Checks a string without keeping it.
 pub(crate) struct Discard;
 
-impl StringSink for Discard {
-    fn push_run(&mut self, _: &str) {}
-
+impl CharSink for Discard {
     fn push_char(&mut self, _: char) {}
+}
+
+impl ByteSink for Discard {
+    fn push_bytes(&mut self, _: &[u8]) {}
+}
+
+/// Decoded text as UTF-8 bytes (member names of the streaming reader).
+pub(crate) struct Utf8<'o>(pub(crate) &'o mut Vec<u8>);
+
+impl CharSink for Utf8<'_> {
+    fn push_char(&mut self, c: char) {
+        let mut utf8 = [0u8; 4];
+        self.0
+            .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+    }
+}
+
+impl ByteSink for Utf8<'_> {
+    fn push_bytes(&mut self, run: &[u8]) {
+        self.0.extend_from_slice(run);
+    }
 }
 
 /// Reads the string whose opening quote is at `*pos`; leaves `*pos` after the closing quote.
@@ -83,27 +114,93 @@ pub(crate) fn string_into<S: StringSink>(
                 return Ok(());
             }
             Some(b'\\') => i = escape(input, i, out)?,
-            Some(&control) => {
-                return Err(LexError::Syntax {
-                    message: format!(
-                        "raw control character U+{control:04X} in a string; write it as \\u{control:04x}"
-                    ),
-                    offset: i,
-                });
-            }
-            None => {
-                return Err(LexError::Syntax {
-                    message: "unterminated string: expected '\"' before the end of the input"
-                        .to_owned(),
-                    offset: opening,
-                });
-            }
+            Some(&control) => return Err(string_control(control, i)),
+            None => return Err(unterminated(opening)),
         }
     }
 }
 
+/// [`string_into`] for a byte sink, checking UTF-8 as it scans: one pass over the bytes, and
+/// the same error at the same offset (the first byte of the first invalid sequence, which
+/// is where `str::from_utf8` stops too).
+pub(crate) fn string_bytes<S: ByteSink>(
+    input: &[u8],
+    pos: &mut usize,
+    out: &mut S,
+) -> Result<(), LexError> {
+    let opening = *pos;
+    let mut i = opening + 1;
+    let mut run_start = i;
+    loop {
+        i = scan::next_string_stop(input, i);
+        let Some(&byte) = input.get(i) else {
+            out.push_bytes(&input[run_start..i]);
+            return Err(unterminated(opening));
+        };
+        if byte >= 0x80 {
+            i += utf8_sequence(input, i).ok_or(LexError::InvalidUtf8 { offset: i })?;
+            continue;
+        }
+        out.push_bytes(&input[run_start..i]);
+        match byte {
+            b'"' => {
+                *pos = i + 1;
+                return Ok(());
+            }
+            b'\\' => {
+                i = escape(input, i, out)?;
+                run_start = i;
+            }
+            control => return Err(string_control(control, i)),
+        }
+    }
+}
+
+/// The length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
+/// nothing above U+10FFFF) whose lead byte, at least 0x80, is at `at`; `None` if invalid.
+fn utf8_sequence(input: &[u8], at: usize) -> Option<usize> {
+    let (len, low, high) = match input.get(at)? {
+        0xC2..=0xDF => (2, 0x80, 0xBF),
+        0xE0 => (3, 0xA0, 0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
+        0xED => (3, 0x80, 0x9F),
+        0xF0 => (4, 0x90, 0xBF),
+        0xF1..=0xF3 => (4, 0x80, 0xBF),
+        0xF4 => (4, 0x80, 0x8F),
+        _ => return None,
+    };
+    let second = *input.get(at + 1)?;
+    if !(low..=high).contains(&second) {
+        return None;
+    }
+    for k in 2..len {
+        if !(0x80..=0xBF).contains(input.get(at + k)?) {
+            return None;
+        }
+    }
+    Some(len)
+}
+
+/// The error for a raw control character in a string.
+fn string_control(control: u8, offset: usize) -> LexError {
+    LexError::Syntax {
+        message: format!(
+            "raw control character U+{control:04X} in a string; write it as \\u{control:04x}"
+        ),
+        offset,
+    }
+}
+
+/// The error for a string whose opening quote is at `opening` and that never closes.
+fn unterminated(opening: usize) -> LexError {
+    LexError::Syntax {
+        message: "unterminated string: expected '\"' before the end of the input".to_owned(),
+        offset: opening,
+    }
+}
+
 /// Decodes the escape whose backslash is at `at` into `out`; returns the offset after it.
-fn escape<S: StringSink>(input: &[u8], at: usize, out: &mut S) -> Result<usize, LexError> {
+fn escape<S: CharSink>(input: &[u8], at: usize, out: &mut S) -> Result<usize, LexError> {
     let simple = match input.get(at + 1) {
         Some(b'"') => '"',
         Some(b'\\') => '\\',
@@ -136,7 +233,7 @@ fn hex4(input: &[u8], at: usize) -> Option<u32> {
 }
 
 /// Decodes `\uXXXX` (and its low-surrogate partner) whose backslash is at `at`.
-fn unicode_escape<S: StringSink>(input: &[u8], at: usize, out: &mut S) -> Result<usize, LexError> {
+fn unicode_escape<S: CharSink>(input: &[u8], at: usize, out: &mut S) -> Result<usize, LexError> {
     let bad_hex = |offset: usize| LexError::Syntax {
         message: "invalid \\u escape: expected four hexadecimal digits after \\u".to_owned(),
         offset,

@@ -19,10 +19,10 @@ use std::collections::HashSet;
 
 use sha2::{Digest as _, Sha256};
 
-use crate::canonical::{self, utf16_cmp};
+use crate::canonical::{self, utf16_cmp_bytes};
 use crate::digest::Digest;
 use crate::error::{StrictJsonError, StrictJsonErrorKind};
-use crate::lexer::{self, Discard, LexError, LexedNumber, StringSink};
+use crate::lexer::{self, ByteSink, CharSink, Discard, LexError, LexedNumber, Utf8};
 use crate::pointer;
 use crate::reader::StrictReader;
 
@@ -103,7 +103,7 @@ struct Frame {
     names_start: usize,
     current: Option<usize>,
     /// Objects past [`LINEAR_DUPLICATE_SCAN`] members: every name so far.
-    seen: Option<HashSet<Box<str>>>,
+    seen: Option<HashSet<Box<[u8]>>>,
     /// Canonical objects: where `{` is in the output, the first of their spans, and whether
     /// the names so far are in RFC 8785 order.
     canonical: Option<CanonicalObject>,
@@ -154,8 +154,8 @@ pub struct StreamReader<'a> {
     pos: usize,
     max_depth: usize,
     stack: Vec<Frame>,
-    /// Decoded member names of the open objects, end to end.
-    name_text: String,
+    /// Decoded member names of the open objects (UTF-8), end to end.
+    name_text: Vec<u8>,
     /// Ranges of `name_text`, one per member name read in an open object.
     names: Vec<(usize, usize)>,
     spans: Vec<Span>,
@@ -182,7 +182,7 @@ impl<'a> StreamReader<'a> {
             pos: 0,
             max_depth: limit,
             stack: Vec::new(),
-            name_text: String::new(),
+            name_text: Vec::new(),
             names: Vec::new(),
             spans: Vec::new(),
             scratch: Vec::new(),
@@ -337,7 +337,10 @@ impl<'a> StreamReader<'a> {
         }
         let index = self.member_name::<false>(&mut Vec::new())?;
         let (start, end) = self.names[index];
-        Ok(self.name_text.get(start..end))
+        // The name was checked to be UTF-8 as it was read, so this cannot fall back.
+        Ok(Some(
+            std::str::from_utf8(&self.name_text[start..end]).unwrap_or_default(),
+        ))
     }
 
     /// Ends the document: only whitespace may follow the value that was read.
@@ -632,7 +635,7 @@ impl<'a> StreamReader<'a> {
             &text[start..end]
         };
         let spans = &mut self.spans[object.spans_start..];
-        spans.sort_unstable_by(|a, b| utf16_cmp(name_of(a), name_of(b)));
+        spans.sort_unstable_by(|a, b| utf16_cmp_bytes(name_of(a), name_of(b)));
         self.scratch.clear();
         for (index, span) in spans.iter().enumerate() {
             if index > 0 {
@@ -656,7 +659,7 @@ impl<'a> StreamReader<'a> {
         let name_offset = self.pos;
         let start = self.name_text.len();
         let input = self.input;
-        lexer::string_into(input, &mut self.pos, &mut self.name_text)
+        lexer::string_bytes(input, &mut self.pos, &mut Utf8(&mut self.name_text))
             .map_err(|error| self.lex_error(error, true))?;
         let end = self.name_text.len();
         let index = self.names.len();
@@ -673,7 +676,7 @@ impl<'a> StreamReader<'a> {
             if CANONICAL {
                 if let (Some(object), Some(previous)) = (&mut frame.canonical, frame.current) {
                     let (p_start, p_end) = self.names[previous];
-                    if utf16_cmp(&self.name_text[p_start..p_end], name).is_ge() {
+                    if utf16_cmp_bytes(&self.name_text[p_start..p_end], name).is_ge() {
                         object.in_order = false;
                     }
                 }
@@ -682,7 +685,14 @@ impl<'a> StreamReader<'a> {
                     start: out.len(),
                     end: out.len(),
                 });
-                canonical::write_string(name, out);
+                // Every escape is longer than what it decodes to, so a name as long as its
+                // decoded text has none, and its raw bytes are already canonical.
+                let raw = &input[name_offset..self.pos];
+                if raw.len() == name.len() + 2 {
+                    out.extend_from_slice(raw);
+                } else {
+                    canonical::write_string_bytes(name, out);
+                }
                 out.push(b':');
             }
             frame.current = Some(index);
@@ -701,18 +711,22 @@ impl<'a> StreamReader<'a> {
         let name = &self.name_text[start..end];
         let frame = self.stack.last_mut()?;
         let earlier = &self.names[frame.names_start..];
+        let duplicate = || Some(String::from_utf8_lossy(name).into_owned());
         if let Some(seen) = &mut frame.seen {
-            return (!seen.insert(name.into())).then(|| name.to_owned());
+            return if seen.insert(name.into()) {
+                None
+            } else {
+                duplicate()
+            };
         }
         let text = &self.name_text;
-        if earlier.iter().any(|&(s, e)| text.get(s..e) == Some(name)) {
-            return Some(name.to_owned());
+        if earlier.iter().any(|&(s, e)| &text[s..e] == name) {
+            return duplicate();
         }
         if earlier.len() + 1 >= LINEAR_DUPLICATE_SCAN {
-            let mut seen: HashSet<Box<str>> = earlier
+            let mut seen: HashSet<Box<[u8]>> = earlier
                 .iter()
-                .filter_map(|&(s, e)| text.get(s..e))
-                .map(Box::from)
+                .map(|&(s, e)| Box::from(&text[s..e]))
                 .collect();
             seen.insert(name.into());
             frame.seen = Some(seen);
@@ -729,11 +743,11 @@ impl<'a> StreamReader<'a> {
             Some(b'"') => {
                 if CANONICAL {
                     out.push(b'"');
-                    let result = lexer::string_into(input, &mut self.pos, &mut Escaper(out));
+                    let result = lexer::string_bytes(input, &mut self.pos, &mut Escaper(out));
                     out.push(b'"');
                     result
                 } else {
-                    lexer::string_into(input, &mut self.pos, &mut Discard)
+                    lexer::string_bytes(input, &mut self.pos, &mut Discard)
                 }
             }
             Some(b'-' | b'0'..=b'9') => match lexer::lex_number(input, &mut self.pos) {
@@ -825,8 +839,8 @@ impl<'a> StreamReader<'a> {
                     .current
                     .and_then(|index| self.names.get(index))
                     .and_then(|&(start, end)| self.name_text.get(start..end))
-                    .unwrap_or("");
-                pointer::push_member(&mut out, name);
+                    .unwrap_or_default();
+                pointer::push_member(&mut out, &String::from_utf8_lossy(name));
             } else {
                 pointer::push_index(&mut out, frame.count);
             }
@@ -856,12 +870,14 @@ fn write_number(number: LexedNumber, literal: &[u8], out: &mut Vec<u8>) {
 /// A string's decoded content written with the minimal escaping of RFC 8785 §3.2.2.2.
 struct Escaper<'o>(&'o mut Vec<u8>);
 
-impl StringSink for Escaper<'_> {
-    fn push_run(&mut self, run: &str) {
-        // A run holds no '"', '\' or control character, so it is written as it is.
-        self.0.extend_from_slice(run.as_bytes());
+impl ByteSink for Escaper<'_> {
+    fn push_bytes(&mut self, run: &[u8]) {
+        // A run holds no '"', '\\' or control character, so it is written as it is.
+        self.0.extend_from_slice(run);
     }
+}
 
+impl CharSink for Escaper<'_> {
     fn push_char(&mut self, c: char) {
         canonical::write_char(c, self.0);
     }

@@ -105,6 +105,29 @@ proptest! {
         let _ = agreed(&bytes);
     }
 
+    /// Strings and member names of arbitrary bytes (every lead and continuation byte, the
+    /// overlong and surrogate forms, truncated sequences): the stream checks UTF-8 as it scans
+    /// and must refuse exactly where `str::from_utf8` does.
+    #[test]
+    fn utf8_in_strings_agrees_on_both_paths(
+        content in proptest::collection::vec(
+            prop_oneof![
+                2 => proptest::sample::select(b"ab\\\"u".to_vec()),
+                1 => 0x80u8..=0xff,
+                1 => proptest::sample::select(
+                    vec![0xc0u8, 0xc1, 0xc2, 0xdf, 0xe0, 0xed, 0xee, 0xef, 0xf0, 0xf4, 0xf5, 0x9f, 0xa0, 0xbf]
+                ),
+            ],
+            0..16,
+        ),
+        as_name in any::<bool>(),
+    ) {
+        let mut bytes = if as_name { b"{\"".to_vec() } else { b"[\"".to_vec() };
+        bytes.extend_from_slice(&content);
+        bytes.extend_from_slice(if as_name { b"\": 1}" } else { b"\"]" });
+        let _ = agreed(&bytes);
+    }
+
     /// Valid documents with one byte changed: errors deep inside a structure agree too.
     #[test]
     fn mutated_documents_agree_on_both_paths(
