@@ -145,12 +145,7 @@ fn tools_array(
     reader: &mut StreamReader<'_>,
     profile: Profile,
 ) -> Result<Vec<StreamedTool>, DocumentError> {
-    let mut tools = Vec::new();
-    reader.enter_array()?;
-    while reader.next_element()? {
-        tools.push(reader.tool_definition(profile)?);
-    }
-    Ok(tools)
+    Ok(reader.tool_definitions(profile)?)
 }
 
 /// The tree path, for a strictly valid document whose shape the stream did not accept: its

@@ -308,3 +308,56 @@ fn depth_limits_agree() {
         (&StrictJsonErrorKind::TooDeep { limit: 128 }, 128)
     );
 }
+
+/// A catalog of more than a megabyte, hashed on a second thread by `tool_definitions`: the same
+/// tools as element by element and as the tree path, and the same error when one is refused
+/// near the end.
+#[test]
+fn large_arrays_hashed_aside_agree() {
+    let catalog = crate::catalog_gen::generate_catalog(1_000);
+    assert!(catalog.len() > 1 << 20);
+    let mut reader = StreamReader::new(catalog.as_bytes());
+    let tools = reader.tool_definitions(Profile::Trace).unwrap();
+    reader.finish().unwrap();
+    let Value::Array(values) = parse_strict(catalog.as_bytes()).unwrap() else {
+        panic!("not an array");
+    };
+    let expected: Vec<StreamedTool> = values.iter().map(streamed_from_tree).collect();
+    assert_eq!(tools.len(), 1_000);
+    assert_eq!(tools, expected);
+    let mut reader = StreamReader::new(catalog.as_bytes());
+    reader.enter_array().unwrap();
+    let mut one_by_one = Vec::new();
+    while reader.next_element().unwrap() {
+        one_by_one.push(reader.tool_definition(Profile::Trace).unwrap());
+    }
+    assert_eq!(one_by_one, expected);
+
+    // Non-objects among them, and a duplicate member in the last tool.
+    let mixed = format!("[1, {}, \"x\"]", &catalog[1..catalog.len() - 1]);
+    let mut reader = StreamReader::new(mixed.as_bytes());
+    let tools = reader.tool_definitions(Profile::Trace).unwrap();
+    assert_eq!(tools.len(), 1_002);
+    assert_eq!(
+        tools[0],
+        StreamedTool::NotAnObject {
+            found: JsonType::Number
+        }
+    );
+    assert_eq!(tools[1..1_001], expected[..]);
+    let at = catalog.rfind("{\"name\"").unwrap();
+    let broken = format!("{}{{\"name\":1,{}", &catalog[..at], &catalog[at + 1..]);
+    let mut reader = StreamReader::new(broken.as_bytes());
+    let error = reader.tool_definitions(Profile::Trace).unwrap_err();
+    assert_eq!(
+        Err(error.clone()),
+        parse_strict(broken.as_bytes()).map(|_| ())
+    );
+    assert_eq!(
+        error.kind(),
+        &StrictJsonErrorKind::DuplicateMember {
+            pointer: "/999".to_owned(),
+            name: "name".to_owned()
+        }
+    );
+}

@@ -26,6 +26,10 @@ use crate::lexer::{self, ByteSink, CharSink, Discard, LexError, LexedNumber, Utf
 use crate::pointer;
 use crate::reader::StrictReader;
 
+mod tool;
+
+pub use tool::{StreamedTool, ToolName};
+
 /// The type of a JSON value, as its first byte announces it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum JsonType {
@@ -164,7 +168,7 @@ pub struct StreamReader<'a> {
     /// Canonical objects open (while there is none, the output can go to a hasher).
     canonical_objects: usize,
     /// The per-tool buffer of [`tool_definition`](Self::tool_definition), kept for reuse.
-    tool_buffer: Vec<u8>,
+    pub(super) tool_buffer: Vec<u8>,
 }
 
 impl<'a> StreamReader<'a> {
@@ -354,109 +358,6 @@ impl<'a> StreamReader<'a> {
             return Ok(());
         }
         Err(self.unexpected("the end of the input after the JSON value"))
-    }
-
-    /// Reads one tool definition (an element of a `tools` array) and digests it: the six
-    /// members of [`crate::TOOL_DEFINITION_MEMBERS`] are written canonically, `null` ones
-    /// omitted; every other member (`_meta` included) is checked and skipped. The digest is
-    /// the one [`crate::tool_definition_digest`] gives for the same definition.
-    ///
-    /// # Errors
-    ///
-    /// [`StrictJsonError`], as the tree reader gives it for the same bytes.
-    pub fn tool_definition(
-        &mut self,
-        profile: crate::Profile,
-    ) -> Result<StreamedTool, StrictJsonError> {
-        if self.peek() != Some(JsonType::Object) {
-            let found = self.skip_value()?;
-            return Ok(StreamedTool::NotAnObject { found });
-        }
-        let mut buffer = std::mem::take(&mut self.tool_buffer);
-        buffer.clear();
-        let result = self.tool_members(&mut buffer, profile);
-        self.tool_buffer = buffer;
-        result
-    }
-
-    fn tool_members(
-        &mut self,
-        buffer: &mut Vec<u8>,
-        profile: crate::Profile,
-    ) -> Result<StreamedTool, StrictJsonError> {
-        // In RFC 8785 order, as MEMBERS_IN_CANONICAL_ORDER in tool.rs.
-        const SLOTS: [&[u8]; 6] = [
-            b"\"annotations\":",
-            b"\"description\":",
-            b"\"inputSchema\":",
-            b"\"name\":",
-            b"\"outputSchema\":",
-            b"\"title\":",
-        ];
-        const NAME_SLOT: usize = 3;
-        let mut slots: [Option<(usize, usize)>; 6] = [None; 6];
-        let mut name = ToolName::Absent;
-        self.enter_object()?;
-        while let Some(member) = self.next_member()? {
-            let slot = match member {
-                "annotations" => 0,
-                "description" => 1,
-                "inputSchema" => 2,
-                "name" => NAME_SLOT,
-                "outputSchema" => 4,
-                "title" => 5,
-                _ => {
-                    self.skip_value()?;
-                    continue;
-                }
-            };
-            let start = buffer.len();
-            match self.peek() {
-                // Absent and null are the same (seed 000 §3, step 1).
-                Some(JsonType::Null) => {
-                    self.skip_value()?;
-                    continue;
-                }
-                Some(JsonType::String) if slot == NAME_SLOT => {
-                    if let Some(text) = self.string_value()? {
-                        canonical::write_string(&text, buffer);
-                        name = ToolName::Text(text);
-                    }
-                }
-                found => {
-                    if slot == NAME_SLOT {
-                        name = ToolName::NotAString {
-                            found: found.unwrap_or(JsonType::Null),
-                        };
-                    }
-                    self.canonical_value(buffer)?;
-                }
-            }
-            slots[slot] = Some((start, buffer.len()));
-        }
-        let mut hasher = Sha256::new();
-        let mut head = Vec::with_capacity(64);
-        head.extend_from_slice(b"{\"profile\":");
-        canonical::write_string(profile.label(), &mut head);
-        head.extend_from_slice(b",\"tool\":{");
-        hasher.update(&head);
-        let mut first = true;
-        for (prefix, slot) in SLOTS.iter().zip(slots) {
-            let Some((start, end)) = slot else {
-                continue;
-            };
-            if !first {
-                hasher.update(b",");
-            }
-            first = false;
-            hasher.update(prefix);
-            hasher.update(&buffer[start..end]);
-        }
-        hasher.update(b"}}");
-        Ok(StreamedTool::Definition {
-            name,
-            digest: Digest::from_bytes(hasher.finalize().into()),
-        })
     }
 
     fn enter(&mut self, bracket: u8, expected: &str) -> Result<(), StrictJsonError> {
@@ -881,69 +782,6 @@ impl CharSink for Escaper<'_> {
     fn push_char(&mut self, c: char) {
         canonical::write_char(c, self.0);
     }
-}
-
-/// One element of a `tools` array, read by [`StreamReader::tool_definition`].
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum StreamedTool {
-    /// An object: its `name` member and its definition digest.
-    Definition {
-        /// The `name` member.
-        name: ToolName,
-        /// The per-tool definition digest.
-        digest: Digest,
-    },
-    /// Not an object, so not a tool definition.
-    NotAnObject {
-        /// The type found.
-        found: JsonType,
-    },
-}
-
-impl StreamedTool {
-    /// What [`StreamReader::tool_definition`] gives for the bytes of `tool`, computed from the
-    /// value by the tree path ([`crate::tool_definition_digest`]): the reference the streaming
-    /// path is tested against.
-    ///
-    /// # Errors
-    ///
-    /// [`ToolDigestError::Canonicalize`](crate::ToolDigestError::Canonicalize) for an object
-    /// whose hashed members hold an integer outside ±(2^53−1) (only a value built in code can).
-    pub fn from_value(
-        tool: &serde_json::Value,
-        profile: crate::Profile,
-    ) -> Result<StreamedTool, crate::ToolDigestError> {
-        use serde_json::Value;
-
-        let Value::Object(members) = tool else {
-            return Ok(StreamedTool::NotAnObject {
-                found: JsonType::of_value(tool),
-            });
-        };
-        let name = match members.get("name") {
-            None | Some(Value::Null) => ToolName::Absent,
-            Some(Value::String(text)) => ToolName::Text(text.clone()),
-            Some(other) => ToolName::NotAString {
-                found: JsonType::of_value(other),
-            },
-        };
-        let digest = crate::tool_definition_digest(tool, profile)?;
-        Ok(StreamedTool::Definition { name, digest })
-    }
-}
-
-/// The `name` member of a tool definition.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ToolName {
-    /// Absent or `null`.
-    Absent,
-    /// A string, decoded.
-    Text(String),
-    /// Present and neither a string nor `null`.
-    NotAString {
-        /// The type found.
-        found: JsonType,
-    },
 }
 
 /// The RFC 8785 canonical bytes of the JSON text `bytes`, read strictly and without a tree:

@@ -1,0 +1,297 @@
+//! Tool definitions read from the bytes: the six members of the per-tool digest written
+//! canonically, everything else checked and skipped (seed 000 §3, DESIGN.md §2).
+
+use std::sync::mpsc;
+
+use sha2::{Digest as _, Sha256};
+
+use super::{JsonType, StreamReader};
+use crate::canonical;
+use crate::digest::Digest;
+use crate::error::StrictJsonError;
+use crate::tool::Profile;
+
+/// The hashed members in RFC 8785 order (as `MEMBERS_IN_CANONICAL_ORDER` in `tool.rs`), each as
+/// it is written in the preimage.
+const SLOTS: [(&str, &[u8]); 6] = [
+    ("annotations", b"\"annotations\":"),
+    ("description", b"\"description\":"),
+    ("inputSchema", b"\"inputSchema\":"),
+    ("name", b"\"name\":"),
+    ("outputSchema", b"\"outputSchema\":"),
+    ("title", b"\"title\":"),
+];
+const NAME_SLOT: usize = 3;
+
+/// Arrays with at least this much input left when they open are digested with SHA-256 on a
+/// second thread (when the machine has more than one CPU): hashing is about a fifth of the work.
+const HASH_ASIDE_AT: usize = 1 << 20;
+/// Preimages are handed to the hashing thread in batches of about this many bytes, at most
+/// [`BATCHES_IN_FLIGHT`] of them waiting, so the memory held is bounded.
+const BATCH_BYTES: usize = 1 << 18;
+const BATCHES_IN_FLIGHT: usize = 4;
+
+/// One element of a `tools` array, read by [`StreamReader::tool_definition`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StreamedTool {
+    /// An object: its `name` member and its definition digest.
+    Definition {
+        /// The `name` member.
+        name: ToolName,
+        /// The per-tool definition digest.
+        digest: Digest,
+    },
+    /// Not an object, so not a tool definition.
+    NotAnObject {
+        /// The type found.
+        found: JsonType,
+    },
+}
+
+impl StreamedTool {
+    /// What [`StreamReader::tool_definition`] gives for the bytes of `tool`, computed from the
+    /// value by the tree path ([`crate::tool_definition_digest`]): the reference the streaming
+    /// path is tested against.
+    ///
+    /// # Errors
+    ///
+    /// [`ToolDigestError::Canonicalize`](crate::ToolDigestError::Canonicalize) for an object
+    /// whose hashed members hold an integer outside ±(2^53−1) (only a value built in code can).
+    pub fn from_value(
+        tool: &serde_json::Value,
+        profile: Profile,
+    ) -> Result<StreamedTool, crate::ToolDigestError> {
+        use serde_json::Value;
+
+        let Value::Object(members) = tool else {
+            return Ok(StreamedTool::NotAnObject {
+                found: JsonType::of_value(tool),
+            });
+        };
+        let name = match members.get("name") {
+            None | Some(Value::Null) => ToolName::Absent,
+            Some(Value::String(text)) => ToolName::Text(text.clone()),
+            Some(other) => ToolName::NotAString {
+                found: JsonType::of_value(other),
+            },
+        };
+        let digest = crate::tool_definition_digest(tool, profile)?;
+        Ok(StreamedTool::Definition { name, digest })
+    }
+}
+
+/// The `name` member of a tool definition.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ToolName {
+    /// Absent or `null`.
+    Absent,
+    /// A string, decoded.
+    Text(String),
+    /// Present and neither a string nor `null`.
+    NotAString {
+        /// The type found.
+        found: JsonType,
+    },
+}
+
+/// A tool read up to its digest: the preimage went to a sink.
+enum Read {
+    Definition(ToolName),
+    NotAnObject(JsonType),
+}
+
+/// Tools for the hashing thread: their preimages end to end in `bytes`, and each tool with
+/// where its preimage ends (a tool that is not an object has none, and ends where the one
+/// before it did).
+#[derive(Default)]
+struct Batch {
+    bytes: Vec<u8>,
+    tools: Vec<(Read, usize)>,
+}
+
+impl Batch {
+    /// The tools of the batch, digested.
+    fn digest(self) -> impl Iterator<Item = StreamedTool> {
+        let mut start = 0;
+        let bytes = self.bytes;
+        self.tools.into_iter().map(move |(tool, end)| match tool {
+            Read::Definition(name) => {
+                let digest = Digest::of(&bytes[start..end]);
+                start = end;
+                StreamedTool::Definition { name, digest }
+            }
+            Read::NotAnObject(found) => StreamedTool::NotAnObject { found },
+        })
+    }
+}
+
+impl StreamReader<'_> {
+    /// Reads one tool definition (an element of a `tools` array) and digests it: the six
+    /// members of [`crate::TOOL_DEFINITION_MEMBERS`] are written canonically, `null` ones
+    /// omitted; every other member (`_meta` included) is checked and skipped. The digest is
+    /// the one [`crate::tool_definition_digest`] gives for the same definition.
+    ///
+    /// # Errors
+    ///
+    /// [`StrictJsonError`], as the tree reader gives it for the same bytes.
+    pub fn tool_definition(&mut self, profile: Profile) -> Result<StreamedTool, StrictJsonError> {
+        let mut hasher = Sha256::new();
+        Ok(
+            match self.tool_preimage(profile, &mut |bytes| hasher.update(bytes))? {
+                Read::Definition(name) => StreamedTool::Definition {
+                    name,
+                    digest: Digest::from_bytes(hasher.finalize().into()),
+                },
+                Read::NotAnObject(found) => StreamedTool::NotAnObject { found },
+            },
+        )
+    }
+
+    /// Reads the array that is the next value and digests every element with
+    /// [`tool_definition`](Self::tool_definition), in order.
+    ///
+    /// A large array (a megabyte or more of input left) on a machine with more than one CPU is
+    /// hashed on a second thread while this one reads on; the result is the same.
+    ///
+    /// # Errors
+    ///
+    /// [`StrictJsonError`], as the tree reader gives it for the same bytes; a syntax error when
+    /// the next value is not an array (check with [`peek`](Self::peek) first).
+    pub fn tool_definitions(
+        &mut self,
+        profile: Profile,
+    ) -> Result<Vec<StreamedTool>, StrictJsonError> {
+        self.enter_array()?;
+        let large = self.input.len().saturating_sub(self.offset()) >= HASH_ASIDE_AT;
+        if large && std::thread::available_parallelism().is_ok_and(|cpus| cpus.get() > 1) {
+            return std::thread::scope(|scope| self.tool_definitions_hashed_aside(scope, profile));
+        }
+        let mut tools = Vec::new();
+        while self.next_element()? {
+            tools.push(self.tool_definition(profile)?);
+        }
+        Ok(tools)
+    }
+
+    /// The elements of the entered array, their preimages hashed on a thread of `scope`.
+    fn tool_definitions_hashed_aside<'scope>(
+        &mut self,
+        scope: &'scope std::thread::Scope<'scope, '_>,
+        profile: Profile,
+    ) -> Result<Vec<StreamedTool>, StrictJsonError> {
+        let (batches, received) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
+        let spawned = std::thread::Builder::new()
+            .name("jcs-digest-sha256".to_owned())
+            .spawn_scoped(scope, move || {
+                let mut tools = Vec::new();
+                for batch in received {
+                    tools.extend(batch.digest());
+                }
+                tools
+            });
+        let Ok(hashing) = spawned else {
+            // No thread to be had: hash here.
+            let mut tools = Vec::new();
+            while self.next_element()? {
+                tools.push(self.tool_definition(profile)?);
+            }
+            return Ok(tools);
+        };
+        let mut batch = Batch::default();
+        let result = (|| {
+            while self.next_element()? {
+                let tool = self.tool_preimage(profile, &mut |bytes| {
+                    batch.bytes.extend_from_slice(bytes);
+                })?;
+                batch.tools.push((tool, batch.bytes.len()));
+                if batch.bytes.len() >= BATCH_BYTES {
+                    // Fails only if the hashing thread is gone, which `join` reports below.
+                    let _ = batches.send(std::mem::take(&mut batch));
+                }
+            }
+            Ok(())
+        })();
+        let _ = batches.send(batch);
+        drop(batches);
+        let tools = match hashing.join() {
+            Ok(tools) => tools,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        result.map(|()| tools)
+    }
+
+    /// Reads one element; for an object, writes the preimage of its digest to `emit`.
+    fn tool_preimage(
+        &mut self,
+        profile: Profile,
+        emit: &mut dyn FnMut(&[u8]),
+    ) -> Result<Read, StrictJsonError> {
+        if self.peek() != Some(JsonType::Object) {
+            return self.skip_value().map(Read::NotAnObject);
+        }
+        let mut buffer = std::mem::take(&mut self.tool_buffer);
+        buffer.clear();
+        let result = self.tool_members(&mut buffer, profile, emit);
+        self.tool_buffer = buffer;
+        result
+    }
+
+    fn tool_members(
+        &mut self,
+        buffer: &mut Vec<u8>,
+        profile: Profile,
+        emit: &mut dyn FnMut(&[u8]),
+    ) -> Result<Read, StrictJsonError> {
+        let mut slots: [Option<(usize, usize)>; 6] = [None; 6];
+        let mut name = ToolName::Absent;
+        self.enter_object()?;
+        while let Some(member) = self.next_member()? {
+            let Some(slot) = SLOTS.iter().position(|(slot, _)| *slot == member) else {
+                self.skip_value()?;
+                continue;
+            };
+            let start = buffer.len();
+            match self.peek() {
+                // Absent and null are the same (seed 000 §3, step 1).
+                Some(JsonType::Null) => {
+                    self.skip_value()?;
+                    continue;
+                }
+                Some(JsonType::String) if slot == NAME_SLOT => {
+                    if let Some(text) = self.string_value()? {
+                        canonical::write_string(&text, buffer);
+                        name = ToolName::Text(text);
+                    }
+                }
+                found => {
+                    if slot == NAME_SLOT {
+                        name = ToolName::NotAString {
+                            found: found.unwrap_or(JsonType::Null),
+                        };
+                    }
+                    self.canonical_value(buffer)?;
+                }
+            }
+            slots[slot] = Some((start, buffer.len()));
+        }
+        let mut head = Vec::with_capacity(64);
+        head.extend_from_slice(b"{\"profile\":");
+        canonical::write_string(profile.label(), &mut head);
+        head.extend_from_slice(b",\"tool\":{");
+        emit(&head);
+        let mut first = true;
+        for ((_, prefix), slot) in SLOTS.iter().zip(slots) {
+            let Some((start, end)) = slot else {
+                continue;
+            };
+            if !first {
+                emit(b",");
+            }
+            first = false;
+            emit(prefix);
+            emit(&buffer[start..end]);
+        }
+        emit(b"}}");
+        Ok(Read::Definition(name))
+    }
+}
