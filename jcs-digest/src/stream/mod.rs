@@ -119,9 +119,10 @@ struct CanonicalObject {
     in_order: bool,
 }
 
-/// One member of a canonical object in the output: `"name":value`, without the comma.
+/// One member of a canonical object in the output: `"name":value`, without the comma; `name`
+/// is where its decoded name is in `StreamReader::name_text`.
 struct Span {
-    name: usize,
+    name: (usize, usize),
     start: usize,
     end: usize,
 }
@@ -530,13 +531,11 @@ impl<'a> StreamReader<'a> {
 
     /// Rewrites the members of `object` (everything after its `{` in `out`) in RFC 8785 order.
     fn sort_members(&mut self, object: &CanonicalObject, out: &mut Vec<u8>) {
-        let (names, text) = (&self.names, &self.name_text);
-        let name_of = |span: &Span| {
-            let (start, end) = names[span.name];
-            &text[start..end]
-        };
+        let text = &self.name_text;
         let spans = &mut self.spans[object.spans_start..];
-        spans.sort_unstable_by(|a, b| utf16_cmp_bytes(name_of(a), name_of(b)));
+        spans.sort_unstable_by(|a, b| {
+            utf16_cmp_bytes(&text[a.name.0..a.name.1], &text[b.name.0..b.name.1])
+        });
         self.scratch.clear();
         for (index, span) in spans.iter().enumerate() {
             if index > 0 {
@@ -582,7 +581,7 @@ impl<'a> StreamReader<'a> {
                     }
                 }
                 self.spans.push(Span {
-                    name: index,
+                    name: (start, end),
                     start: out.len(),
                     end: out.len(),
                 });

@@ -94,35 +94,62 @@ pub enum ToolName {
     },
 }
 
-/// A tool read up to its digest: the preimage went to a sink.
+/// Where the canonical bytes of each hashed member are in a buffer, in [`SLOTS`] order.
+type Slots = [Option<(usize, usize)>; 6];
+
+/// A tool read up to its digest: for an object, its name and where its members are.
 enum Read {
-    Definition(ToolName),
+    Definition(ToolName, Slots),
     NotAnObject(JsonType),
 }
 
-/// Tools for the hashing thread: their preimages end to end in `bytes`, and each tool with
-/// where its preimage ends (a tool that is not an object has none, and ends where the one
-/// before it did).
+impl Read {
+    /// The record, with the digest of the preimage of a definition whose members are in
+    /// `buffer`.
+    fn digest(self, buffer: &[u8], profile: Profile) -> StreamedTool {
+        match self {
+            Read::Definition(name, slots) => {
+                let mut hasher = Sha256::new();
+                emit_preimage(buffer, &slots, profile, |bytes| hasher.update(bytes));
+                StreamedTool::Definition {
+                    name,
+                    digest: Digest::from_bytes(hasher.finalize().into()),
+                }
+            }
+            Read::NotAnObject(found) => StreamedTool::NotAnObject { found },
+        }
+    }
+}
+
+/// Writes `{"profile":LABEL,"tool":{…}}` to `emit`: the members of `slots` (in `buffer`) in
+/// RFC 8785 order, each after its name.
+fn emit_preimage(buffer: &[u8], slots: &Slots, profile: Profile, mut emit: impl FnMut(&[u8])) {
+    let mut head = Vec::with_capacity(64);
+    head.extend_from_slice(b"{\"profile\":");
+    canonical::write_string(profile.label(), &mut head);
+    head.extend_from_slice(b",\"tool\":{");
+    emit(&head);
+    let mut first = true;
+    for ((_, prefix), slot) in SLOTS.iter().zip(slots) {
+        let Some((start, end)) = *slot else {
+            continue;
+        };
+        if !first {
+            emit(b",");
+        }
+        first = false;
+        emit(prefix);
+        emit(&buffer[start..end]);
+    }
+    emit(b"}}");
+}
+
+/// Tools for the hashing thread: the canonical bytes of their members end to end, and each
+/// tool with where its members are.
 #[derive(Default)]
 struct Batch {
     bytes: Vec<u8>,
-    tools: Vec<(Read, usize)>,
-}
-
-impl Batch {
-    /// The tools of the batch, digested.
-    fn digest(self) -> impl Iterator<Item = StreamedTool> {
-        let mut start = 0;
-        let bytes = self.bytes;
-        self.tools.into_iter().map(move |(tool, end)| match tool {
-            Read::Definition(name) => {
-                let digest = Digest::of(&bytes[start..end]);
-                start = end;
-                StreamedTool::Definition { name, digest }
-            }
-            Read::NotAnObject(found) => StreamedTool::NotAnObject { found },
-        })
-    }
+    tools: Vec<Read>,
 }
 
 impl StreamReader<'_> {
@@ -135,16 +162,12 @@ impl StreamReader<'_> {
     ///
     /// [`StrictJsonError`], as the tree reader gives it for the same bytes.
     pub fn tool_definition(&mut self, profile: Profile) -> Result<StreamedTool, StrictJsonError> {
-        let mut hasher = Sha256::new();
-        Ok(
-            match self.tool_preimage(profile, &mut |bytes| hasher.update(bytes))? {
-                Read::Definition(name) => StreamedTool::Definition {
-                    name,
-                    digest: Digest::from_bytes(hasher.finalize().into()),
-                },
-                Read::NotAnObject(found) => StreamedTool::NotAnObject { found },
-            },
-        )
+        let mut buffer = std::mem::take(&mut self.tool_buffer);
+        buffer.clear();
+        let read = self.read_tool(&mut buffer);
+        let tool = read.map(|read| read.digest(&buffer, profile));
+        self.tool_buffer = buffer;
+        tool
     }
 
     /// Reads the array that is the next value and digests every element with
@@ -185,7 +208,8 @@ impl StreamReader<'_> {
             .spawn_scoped(scope, move || {
                 let mut tools = Vec::new();
                 for batch in received {
-                    tools.extend(batch.digest());
+                    let Batch { bytes, tools: read } = batch;
+                    tools.extend(read.into_iter().map(|read| read.digest(&bytes, profile)));
                 }
                 tools
             });
@@ -200,10 +224,8 @@ impl StreamReader<'_> {
         let mut batch = Batch::default();
         let result = (|| {
             while self.next_element()? {
-                let tool = self.tool_preimage(profile, &mut |bytes| {
-                    batch.bytes.extend_from_slice(bytes);
-                })?;
-                batch.tools.push((tool, batch.bytes.len()));
+                let read = self.read_tool(&mut batch.bytes)?;
+                batch.tools.push(read);
                 if batch.bytes.len() >= BATCH_BYTES {
                     // Fails only if the hashing thread is gone, which `join` reports below.
                     let _ = batches.send(std::mem::take(&mut batch));
@@ -220,29 +242,17 @@ impl StreamReader<'_> {
         result.map(|()| tools)
     }
 
-    /// Reads one element; for an object, writes the preimage of its digest to `emit`.
-    fn tool_preimage(
-        &mut self,
-        profile: Profile,
-        emit: &mut dyn FnMut(&[u8]),
-    ) -> Result<Read, StrictJsonError> {
+    /// Reads one element; for an object, appends the canonical bytes of its hashed members to
+    /// `buffer`.
+    fn read_tool(&mut self, buffer: &mut Vec<u8>) -> Result<Read, StrictJsonError> {
         if self.peek() != Some(JsonType::Object) {
             return self.skip_value().map(Read::NotAnObject);
         }
-        let mut buffer = std::mem::take(&mut self.tool_buffer);
-        buffer.clear();
-        let result = self.tool_members(&mut buffer, profile, emit);
-        self.tool_buffer = buffer;
-        result
+        self.tool_members(buffer)
     }
 
-    fn tool_members(
-        &mut self,
-        buffer: &mut Vec<u8>,
-        profile: Profile,
-        emit: &mut dyn FnMut(&[u8]),
-    ) -> Result<Read, StrictJsonError> {
-        let mut slots: [Option<(usize, usize)>; 6] = [None; 6];
+    fn tool_members(&mut self, buffer: &mut Vec<u8>) -> Result<Read, StrictJsonError> {
+        let mut slots: Slots = [None; 6];
         let mut name = ToolName::Absent;
         self.enter_object()?;
         while let Some(member) = self.next_member()? {
@@ -274,24 +284,6 @@ impl StreamReader<'_> {
             }
             slots[slot] = Some((start, buffer.len()));
         }
-        let mut head = Vec::with_capacity(64);
-        head.extend_from_slice(b"{\"profile\":");
-        canonical::write_string(profile.label(), &mut head);
-        head.extend_from_slice(b",\"tool\":{");
-        emit(&head);
-        let mut first = true;
-        for ((_, prefix), slot) in SLOTS.iter().zip(slots) {
-            let Some((start, end)) = slot else {
-                continue;
-            };
-            if !first {
-                emit(b",");
-            }
-            first = false;
-            emit(prefix);
-            emit(&buffer[start..end]);
-        }
-        emit(b"}}");
-        Ok(Read::Definition(name))
+        Ok(Read::Definition(name, slots))
     }
 }
