@@ -146,7 +146,6 @@ fn emit_preimage(buffer: &[u8], slots: &Slots, profile: Profile, mut emit: impl 
 
 /// Tools for the hashing thread: the canonical bytes of their members end to end, and each
 /// tool with where its members are.
-#[derive(Default)]
 struct Batch {
     bytes: Vec<u8>,
     tools: Vec<Read>,
@@ -203,13 +202,24 @@ impl StreamReader<'_> {
         profile: Profile,
     ) -> Result<Vec<StreamedTool>, StrictJsonError> {
         let (batches, received) = mpsc::sync_channel::<Batch>(BATCHES_IN_FLIGHT);
+        // Hashed batches come back empty, so their buffers are reused rather than allocated
+        // (and faulted in) afresh.
+        let (give_back, spare) = mpsc::channel::<Batch>();
         let spawned = std::thread::Builder::new()
             .name("jcs-digest-sha256".to_owned())
             .spawn_scoped(scope, move || {
                 let mut tools = Vec::new();
-                for batch in received {
-                    let Batch { bytes, tools: read } = batch;
-                    tools.extend(read.into_iter().map(|read| read.digest(&bytes, profile)));
+                for mut batch in received {
+                    let bytes = &batch.bytes;
+                    tools.extend(
+                        batch
+                            .tools
+                            .drain(..)
+                            .map(|read| read.digest(bytes, profile)),
+                    );
+                    batch.bytes.clear();
+                    // Fails only once the reader has stopped sending.
+                    let _ = give_back.send(batch);
                 }
                 tools
             });
@@ -221,14 +231,19 @@ impl StreamReader<'_> {
             }
             return Ok(tools);
         };
-        let mut batch = Batch::default();
+        let fresh = || Batch {
+            bytes: Vec::with_capacity(BATCH_BYTES + BATCH_BYTES / 2),
+            tools: Vec::new(),
+        };
+        let mut batch = fresh();
         let result = (|| {
             while self.next_element()? {
                 let read = self.read_tool(&mut batch.bytes)?;
                 batch.tools.push(read);
                 if batch.bytes.len() >= BATCH_BYTES {
+                    let next = spare.try_recv().unwrap_or_else(|_| fresh());
                     // Fails only if the hashing thread is gone, which `join` reports below.
-                    let _ = batches.send(std::mem::take(&mut batch));
+                    let _ = batches.send(std::mem::replace(&mut batch, next));
                 }
             }
             Ok(())
