@@ -10,20 +10,23 @@ import sys
 
 out, rounds, input_bytes, hwm_kb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 names = ["toolgate", "python", "node", "sha256sum"]
-print("| tools | command | median ms | min ms | max ms | runs | median ÷ toolgate |")
-print("|---:|---|---:|---:|---:|---:|---:|")
+print("| tools | command | median ms | min ms | max ms | runs | median ÷ toolgate | CPU ms (user+sys, mean) |")
+print("|---:|---|---:|---:|---:|---:|---:|---:|")
 for n in (10, 1000, 10000):
     times = {name: [] for name in names}
+    cpu = {name: [] for name in names}
     for round in range(1, rounds + 1):
         with open(f"{out}/round-{round}-{n}.json") as f:
             for result in json.load(f)["results"]:
                 times[result["command"]].extend(result["times"])
+                cpu[result["command"]].append(result["user"] + result["system"])
     ours = statistics.median(times["toolgate"])
     for name in names:
         median = statistics.median(times[name])
         print(
             f"| {n:,} | {name} | {median * 1e3:.1f} | {min(times[name]) * 1e3:.1f} "
-            f"| {max(times[name]) * 1e3:.1f} | {len(times[name])} | {median / ours:.2f} |"
+            f"| {max(times[name]) * 1e3:.1f} | {len(times[name])} | {median / ours:.2f} "
+            f"| {statistics.mean(cpu[name]) * 1e3:.1f} |"
         )
 print()
 print(
