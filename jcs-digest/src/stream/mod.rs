@@ -254,8 +254,8 @@ impl<'a> StreamReader<'a> {
     ///
     /// # Errors
     ///
-    /// [`StrictJsonErrorKind::TooDeep`] past the depth limit; a syntax error when the next
-    /// value is not an array (check with [`peek`](Self::peek) first).
+    /// [`TooDeep`](crate::StrictJsonErrorKind::TooDeep) past the depth limit; a syntax error
+    /// when the next value is not an array (check with [`peek`](Self::peek) first).
     pub fn enter_array(&mut self) -> Result<(), StrictJsonError> {
         self.enter(b'[', "'[' (an array)")
     }
@@ -297,8 +297,8 @@ impl<'a> StreamReader<'a> {
     ///
     /// # Errors
     ///
-    /// [`StrictJsonErrorKind::TooDeep`] past the depth limit; a syntax error when the next
-    /// value is not an object (check with [`peek`](Self::peek) first).
+    /// [`TooDeep`](crate::StrictJsonErrorKind::TooDeep) past the depth limit; a syntax error
+    /// when the next value is not an object (check with [`peek`](Self::peek) first).
     pub fn enter_object(&mut self) -> Result<(), StrictJsonError> {
         self.enter(b'{', "'{' (an object)")
     }
@@ -308,9 +308,9 @@ impl<'a> StreamReader<'a> {
     ///
     /// # Errors
     ///
-    /// [`StrictJsonErrorKind::DuplicateMember`] for a name the object already holds; the
-    /// errors of a string for the name; a syntax error when neither `,` nor `}` follows a
-    /// member.
+    /// [`DuplicateMember`](crate::StrictJsonErrorKind::DuplicateMember) for a name the object
+    /// already holds; the errors of a string for the name; a syntax error when neither `,` nor
+    /// `}` follows a member.
     pub fn next_member(&mut self) -> Result<Option<&str>, StrictJsonError> {
         self.skip_whitespace();
         let Some(frame) = self.stack.last_mut() else {
