@@ -1,6 +1,6 @@
 //! End-to-end catalog digest (strict read + per-tool digests + fold) against the baseline of
 //! plain serde_json parsing and re-serializing, on generated catalogs of 10, 1,000 and 10,000
-//! tools.
+//! tools; and the streaming document path (`CatalogDigest::from_document`: no `Value` tree).
 //!
 //! `cargo bench -p catalog-fold --bench catalog -- --warm-up-time 1 --measurement-time 3`
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -29,6 +29,13 @@ fn catalog(c: &mut Criterion) {
             b.iter(|| {
                 let tools = read_tools_document(black_box(bytes)).unwrap();
                 CatalogDigest::compute(&tools, Profile::Trace)
+                    .unwrap()
+                    .catalog()
+            });
+        });
+        group.bench_function("CatalogDigest::from_document (streaming)", |b| {
+            b.iter(|| {
+                CatalogDigest::from_document(black_box(bytes), Profile::Trace)
                     .unwrap()
                     .catalog()
             });

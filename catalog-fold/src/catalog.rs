@@ -4,10 +4,12 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use catalog_key::ToolKey;
-use jcs_digest::{CanonicalizeError, Digest, Profile, ToolDigestError};
+use jcs_digest::{
+    CanonicalizeError, Digest, JsonType, Profile, StreamedTool, ToolDigestError, ToolName,
+};
 use serde_json::Value;
 
-use crate::document::json_type;
+use crate::document::{DocumentError, json_type};
 use crate::fold::{Fold, fold};
 
 /// The result of digesting one catalog: the per-tool digests, the fold text and the catalog
@@ -30,10 +32,51 @@ impl CatalogDigest {
     /// Nothing is skipped: if any tool has no key or no digest, the catalog has no digest,
     /// and the [`CatalogError`] lists every such tool.
     pub fn compute(tools: &[Value], profile: Profile) -> Result<CatalogDigest, CatalogError> {
+        Self::from_entries(tools.iter().map(|tool| digest_tool(tool, profile)), profile)
+    }
+
+    /// Reads a `tools/list` document and digests it tool by tool from the bytes, with no
+    /// `Value` tree ([`stream_tools_document`](crate::stream_tools_document)).
+    ///
+    /// The result is the one [`read_tools_document`](crate::read_tools_document) followed by
+    /// [`compute`](Self::compute) gives for the same bytes, errors included.
+    ///
+    /// # Errors
+    ///
+    /// [`ReadCatalogError::Document`] when the bytes are not a strict `tools/list` document,
+    /// [`ReadCatalogError::Catalog`] when a tool has no key or no digest.
+    pub fn from_document(
+        bytes: &[u8],
+        profile: Profile,
+    ) -> Result<CatalogDigest, ReadCatalogError> {
+        let tools = crate::stream_tools_document(bytes, profile)?;
+        Ok(Self::from_streamed(&tools, profile)?)
+    }
+
+    /// Folds tools digested by [`stream_tools_document`](crate::stream_tools_document) (or
+    /// [`jcs_digest::StreamReader::tool_definition`]) under `profile`, with the keys and
+    /// refusals of [`compute`](Self::compute).
+    ///
+    /// # Errors
+    ///
+    /// [`CatalogError`] listing every tool without a key.
+    pub fn from_streamed(
+        tools: &[StreamedTool],
+        profile: Profile,
+    ) -> Result<CatalogDigest, CatalogError> {
+        Self::from_entries(tools.iter().map(streamed_entry), profile)
+    }
+
+    fn from_entries(
+        tools: impl ExactSizeIterator<
+            Item = Result<(ToolKey, Digest), (Option<ToolKey>, ToolErrorReason)>,
+        >,
+        profile: Profile,
+    ) -> Result<CatalogDigest, CatalogError> {
         let mut entries = Vec::with_capacity(tools.len());
         let mut errors = Vec::new();
-        for (index, tool) in tools.iter().enumerate() {
-            match digest_tool(tool, profile) {
+        for (index, tool) in tools.enumerate() {
+            match tool {
                 Ok(entry) => entries.push(entry),
                 Err((key, reason)) => errors.push(ToolError { index, key, reason }),
             }
@@ -113,6 +156,59 @@ fn digest_tool(
         }
         Err(error) => Err((Some(key), ToolErrorReason::Digest(error))),
     }
+}
+
+/// The key and digest of one streamed definition, refused as [`digest_tool`] refuses.
+fn streamed_entry(
+    tool: &StreamedTool,
+) -> Result<(ToolKey, Digest), (Option<ToolKey>, ToolErrorReason)> {
+    match tool {
+        StreamedTool::Definition { name, digest } => {
+            let key = match name {
+                ToolName::Text(name) => ToolKey::from_name(name),
+                ToolName::NotAString { found } => {
+                    return Err((
+                        None,
+                        ToolErrorReason::NameNotAString {
+                            found: article(*found),
+                        },
+                    ));
+                }
+                ToolName::Absent => ToolKey::unnamed(),
+            };
+            Ok((key, *digest))
+        }
+        StreamedTool::NotAnObject { found } => Err((
+            None,
+            ToolErrorReason::NotAnObject {
+                found: article(*found),
+            },
+        )),
+    }
+}
+
+/// The JSON type with its article, as [`json_type`] writes it for a `Value`.
+fn article(found: JsonType) -> &'static str {
+    match found {
+        JsonType::Null => "null",
+        JsonType::Boolean => "a boolean",
+        JsonType::Number => "a number",
+        JsonType::String => "a string",
+        JsonType::Array => "an array",
+        JsonType::Object => "an object",
+    }
+}
+
+/// Why a `tools/list` document read by [`CatalogDigest::from_document`] has no catalog digest.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadCatalogError {
+    /// The bytes are not a strict `tools/list` document.
+    #[error(transparent)]
+    Document(#[from] DocumentError),
+    /// A tool has no key or no digest.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
 }
 
 /// How many tools [`CatalogError`]'s message names before it says how many more there are.

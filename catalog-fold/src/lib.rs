@@ -66,14 +66,16 @@ mod diff;
 mod document;
 mod fold;
 mod requirement;
+mod stream;
 mod word_diff;
 
 pub use crate::{
-    catalog::{CatalogDigest, CatalogError, ToolError, ToolErrorReason},
+    catalog::{CatalogDigest, CatalogError, ReadCatalogError, ToolError, ToolErrorReason},
     definition_diff::{DefinitionChange, DefinitionDiff, escape_hidden_json},
     diff::{CatalogDiff, ChangedTool},
     document::{DocumentError, read_tools_document},
     fold::{Fold, MAX_FOLD_ENTRIES, OVERFLOW_KEY, fold},
     requirement::{ComponentRequirement, Outcome, PresentedComponent, evaluate},
+    stream::stream_tools_document,
     word_diff::{WordDiff, WordSpan},
 };

@@ -14,7 +14,6 @@ use std::str::FromStr;
 
 use catalog_fold::{
     CatalogDiff, CatalogDigest, ComponentRequirement, Outcome, PresentedComponent, evaluate,
-    read_tools_document,
 };
 use catalog_key::{ToolKey, decode_body};
 use jcs_digest::{Digest, Profile, parse_strict, tool_definition_digest};
@@ -41,7 +40,7 @@ fn digests_json() -> Value {
 }
 
 fn tools_of(relative: &str) -> Vec<Value> {
-    read_tools_document(&read_bytes(relative)).unwrap()
+    crate::support::read_both(&read_bytes(relative)).unwrap()
 }
 
 fn catalog_of(relative: &str) -> CatalogDigest {
@@ -136,7 +135,8 @@ fn every_catalog_value_in_digests_json_recomputes_from_the_bytes() {
         );
 
         let catalog =
-            CatalogDigest::compute(&read_tools_document(&bytes).unwrap(), Profile::Trace).unwrap();
+            CatalogDigest::compute(&crate::support::read_both(&bytes).unwrap(), Profile::Trace)
+                .unwrap();
         let recorded: BTreeMap<&str, &str> = record["tools"]
             .as_object()
             .unwrap()

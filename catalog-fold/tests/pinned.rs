@@ -29,7 +29,7 @@
 //! drifted value appends " Always cite the page you read." to the description of
 //! `ask_wiki_question` before hashing.
 
-use catalog_fold::{CatalogDiff, CatalogDigest, read_tools_document};
+use catalog_fold::{CatalogDiff, CatalogDigest};
 use catalog_key::ToolKey;
 use jcs_digest::Profile;
 
@@ -44,7 +44,7 @@ const DEEPWIKI_CATALOG: &str =
     "sha256:b3d3955a3da0c0eb95a263ac53e4df2efcb0634193b7cbee92337144f4146cbd";
 
 fn deepwiki(profile: Profile) -> CatalogDigest {
-    let tools = read_tools_document(&pinned_catalog("deepwiki-tools-list.json")).unwrap();
+    let tools = crate::support::read_both(&pinned_catalog("deepwiki-tools-list.json")).unwrap();
     CatalogDigest::compute(&tools, profile).unwrap()
 }
 
@@ -66,7 +66,7 @@ fn deepwiki_catalog_under_the_agentavow_label() {
 
 #[test]
 fn everything_catalog_recomputes() {
-    let tools = read_tools_document(&pinned_catalog("everything-tools-list.json")).unwrap();
+    let tools = crate::support::read_both(&pinned_catalog("everything-tools-list.json")).unwrap();
     let catalog = CatalogDigest::compute(&tools, Profile::Trace).unwrap();
     assert_eq!(catalog.tools().len(), 13);
     assert_eq!(
@@ -82,7 +82,7 @@ fn everything_catalog_recomputes() {
 #[test]
 fn wrong_subject_shares_no_key_with_the_pinned_catalog() {
     // Seed 000 §8: another server's catalog is entirely added/removed, never "changed".
-    let tools = read_tools_document(&pinned_catalog("everything-tools-list.json")).unwrap();
+    let tools = crate::support::read_both(&pinned_catalog("everything-tools-list.json")).unwrap();
     let other = CatalogDigest::compute(&tools, Profile::Trace).unwrap();
     let diff = CatalogDiff::between(&deepwiki(Profile::Trace), &other);
     assert_eq!(diff.removed().len(), 3);
@@ -92,7 +92,7 @@ fn wrong_subject_shares_no_key_with_the_pinned_catalog() {
 
 #[test]
 fn drifted_deepwiki_changes_exactly_one_line() {
-    let mut tools = read_tools_document(&pinned_catalog("deepwiki-tools-list.json")).unwrap();
+    let mut tools = crate::support::read_both(&pinned_catalog("deepwiki-tools-list.json")).unwrap();
     let ask = tools
         .iter_mut()
         .find(|tool| tool["name"] == "ask_wiki_question")

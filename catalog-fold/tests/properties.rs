@@ -1,6 +1,6 @@
 //! The properties seed 000 §8 pins, and `CatalogDiff` on small catalogs.
 
-use catalog_fold::{CatalogDiff, CatalogDigest, ChangedTool, read_tools_document};
+use catalog_fold::{CatalogDiff, CatalogDigest, ChangedTool};
 use catalog_key::ToolKey;
 use jcs_digest::Profile;
 use proptest::strategy::Strategy as _;
@@ -79,7 +79,8 @@ fn name_absent_null_or_empty_is_keyed_unnamed() {
 
 #[test]
 fn reordering_the_array_is_not_drift() {
-    let mut tools = read_tools_document(&pinned_catalog("everything-tools-list.json")).unwrap();
+    let mut tools =
+        crate::support::read_both(&pinned_catalog("everything-tools-list.json")).unwrap();
     let before = digest(&tools);
     tools.reverse();
     tools.rotate_left(5);

@@ -19,3 +19,39 @@ pub fn sha256_text(text: &str) -> String {
     let hex: String = hash.iter().map(|byte| format!("{byte:02x}")).collect();
     format!("sha256:{hex}")
 }
+
+/// `read_tools_document(bytes)` (the tree path), after asserting that the streaming path
+/// agrees under every profile: `stream_tools_document` gives the tree's tools digested one by
+/// one (or the same `DocumentError`), and `CatalogDigest::from_document` the result of
+/// `CatalogDigest::compute` on them (or the same error).
+#[track_caller]
+pub fn read_both(bytes: &[u8]) -> Result<Vec<serde_json::Value>, catalog_fold::DocumentError> {
+    use catalog_fold::{
+        CatalogDigest, ReadCatalogError, read_tools_document, stream_tools_document,
+    };
+    use jcs_digest::{Profile, StreamedTool};
+
+    let shown = String::from_utf8_lossy(&bytes[..bytes.len().min(200)]).into_owned();
+    let tree = read_tools_document(bytes);
+    for profile in Profile::ALL {
+        let expected = tree.clone().map(|tools| {
+            tools
+                .iter()
+                .map(|tool| StreamedTool::from_value(tool, profile).unwrap())
+                .collect::<Vec<_>>()
+        });
+        assert_eq!(stream_tools_document(bytes, profile), expected, "{shown}");
+        let expected = tree
+            .clone()
+            .map_err(ReadCatalogError::from)
+            .and_then(|tools| {
+                CatalogDigest::compute(&tools, profile).map_err(ReadCatalogError::from)
+            });
+        assert_eq!(
+            CatalogDigest::from_document(bytes, profile),
+            expected,
+            "{shown}"
+        );
+    }
+    tree
+}

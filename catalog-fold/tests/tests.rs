@@ -18,3 +18,10 @@ mod pinned;
 mod corpus;
 // `DefinitionDiff`: exact output for text, schema and member changes; agreement with the digest.
 mod definition_diff;
+// Random spellings of a value (whitespace, member order, escapes, number forms), from jcs-digest.
+#[path = "../../jcs-digest/tests/spelling.rs"]
+mod spelling;
+// The streaming document path (`stream_tools_document`, `CatalogDigest::from_document`) against
+// the tree path on generated catalogs of every shape; `support::read_both` does the same for
+// every document the other modules read.
+mod stream;

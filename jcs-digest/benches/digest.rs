@@ -4,7 +4,10 @@
 //! Groups per size: `serde_json` (baseline: `from_slice::<Value>` + `to_vec` of the whole
 //! document), `digest_every_tool` (ours: `parse_strict` + `tool_definition_digest` of every
 //! tool), `parse_strict` alone and `canonicalize` alone. The goal is
-//! `digest_every_tool` ≤ 2 × `serde_json`.
+//! `digest_every_tool` ≤ 2 × `serde_json`. The streaming path: `stream_every_tool`
+//! (`StreamReader::tool_definitions`, hashing aside on a second thread for large arrays),
+//! `stream_one_thread` (`tool_definition` element by element), `stream_canonical_digest`
+//! (SHA-256 of the whole document's canonical bytes), and `sha256` of the input bytes for scale.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 // `criterion_main!` generates an undocumented `pub fn main`.
@@ -13,7 +16,10 @@
 use std::hint::black_box;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use jcs_digest::{Profile, canonicalize, parse_strict, tool_definition_digest};
+use jcs_digest::{
+    Digest, Profile, StreamReader, canonical_digest, canonicalize, parse_strict,
+    tool_definition_digest,
+};
 use serde_json::Value;
 
 #[path = "../../bench/catalog_gen.rs"]
@@ -47,6 +53,32 @@ fn catalogs(c: &mut Criterion) {
                     .map(|tool| tool_definition_digest(tool, Profile::Trace).unwrap())
                     .collect::<Vec<_>>()
             })
+        });
+        group.bench_function(BenchmarkId::new("stream_every_tool", size), |b| {
+            b.iter(|| {
+                let mut reader = StreamReader::new(black_box(bytes));
+                let tools = reader.tool_definitions(Profile::Trace).unwrap();
+                reader.finish().unwrap();
+                tools
+            })
+        });
+        group.bench_function(BenchmarkId::new("stream_one_thread", size), |b| {
+            b.iter(|| {
+                let mut reader = StreamReader::new(black_box(bytes));
+                let mut tools = Vec::with_capacity(size);
+                reader.enter_array().unwrap();
+                while reader.next_element().unwrap() {
+                    tools.push(reader.tool_definition(Profile::Trace).unwrap());
+                }
+                reader.finish().unwrap();
+                tools
+            })
+        });
+        group.bench_function(BenchmarkId::new("stream_canonical_digest", size), |b| {
+            b.iter(|| canonical_digest(black_box(bytes)).unwrap())
+        });
+        group.bench_function(BenchmarkId::new("sha256", size), |b| {
+            b.iter(|| Digest::of(black_box(bytes)))
         });
         group.bench_function(BenchmarkId::new("parse_strict", size), |b| {
             b.iter(|| parse_strict(black_box(bytes)).unwrap())

@@ -190,7 +190,11 @@ fn ordered(map: &Map<String, Value>) -> Members<'_> {
 /// characters, or a continuation byte of characters of the same length, so looking at it
 /// alone decides.
 pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+    utf16_cmp_bytes(a.as_bytes(), b.as_bytes())
+}
+
+/// [`utf16_cmp`] on the UTF-8 bytes of two strings.
+pub(crate) fn utf16_cmp_bytes(a: &[u8], b: &[u8]) -> Ordering {
     match a.iter().zip(b).position(|(x, y)| x != y) {
         None => a.len().cmp(&b.len()),
         Some(i) => match (a[i], b[i]) {
@@ -203,8 +207,11 @@ pub(crate) fn utf16_cmp(a: &str, b: &str) -> Ordering {
 
 /// Writes `text` as a JSON string with the minimal escaping of RFC 8785 §3.2.2.2.
 pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let bytes = text.as_bytes();
+    write_string_bytes(text.as_bytes(), out);
+}
+
+/// [`write_string`] for the UTF-8 bytes of a string.
+pub(crate) fn write_string_bytes(bytes: &[u8], out: &mut Vec<u8>) {
     out.reserve(bytes.len() + 2);
     out.push(b'"');
     let mut run_start = 0;
@@ -215,25 +222,40 @@ pub(crate) fn write_string(text: &str, out: &mut Vec<u8>) {
             break;
         };
         run_start = i + 1;
-        match byte {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            0x09 => out.extend_from_slice(b"\\t"),
-            0x0A => out.extend_from_slice(b"\\n"),
-            0x0C => out.extend_from_slice(b"\\f"),
-            0x0D => out.extend_from_slice(b"\\r"),
-            _ => out.extend_from_slice(&[
+        write_char(char::from(byte), out);
+    }
+    out.push(b'"');
+}
+
+/// Writes one character of a string's content with the escaping of RFC 8785 §3.2.2.2: `"`,
+/// `\\` and the controls U+0000–U+001F escaped (short forms where JSON has them, else
+/// `\u00xx` in lowercase), everything else as UTF-8.
+pub(crate) fn write_char(c: char, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    match c {
+        '"' => out.extend_from_slice(b"\\\""),
+        '\\' => out.extend_from_slice(b"\\\\"),
+        '\u{8}' => out.extend_from_slice(b"\\b"),
+        '\t' => out.extend_from_slice(b"\\t"),
+        '\n' => out.extend_from_slice(b"\\n"),
+        '\u{c}' => out.extend_from_slice(b"\\f"),
+        '\r' => out.extend_from_slice(b"\\r"),
+        '\0'..='\u{1f}' => {
+            let byte = c as u8;
+            out.extend_from_slice(&[
                 b'\\',
                 b'u',
                 b'0',
                 b'0',
                 HEX[usize::from(byte >> 4)],
                 HEX[usize::from(byte & 0xF)],
-            ]),
+            ]);
+        }
+        _ => {
+            let mut utf8 = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
         }
     }
-    out.push(b'"');
 }
 
 /// Why a number was refused; the writer adds where.

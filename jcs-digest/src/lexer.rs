@@ -19,10 +19,80 @@ pub(crate) enum LexError {
     NumberOverflow { literal: String, offset: usize },
 }
 
+/// Where the characters written as escapes go.
+pub(crate) trait CharSink {
+    /// One character written as an escape.
+    fn push_char(&mut self, c: char);
+}
+
+/// Where the decoded text of a string goes, as `&str` (the tree reader).
+pub(crate) trait StringSink: CharSink {
+    /// A run of literal content: valid UTF-8 holding no `"`, `\\` or control character.
+    fn push_run(&mut self, run: &str);
+}
+
+/// Where the decoded text of a string goes, as bytes (the streaming reader: the canonical
+/// writer, which re-escapes; member names; or nowhere, for a value that is only checked).
+pub(crate) trait ByteSink: CharSink {
+    /// A run of literal content: valid UTF-8 holding no `"`, `\\` or control character.
+    fn push_bytes(&mut self, run: &[u8]);
+}
+
+impl CharSink for String {
+    fn push_char(&mut self, c: char) {
+        self.push(c);
+    }
+}
+
+impl StringSink for String {
+    fn push_run(&mut self, run: &str) {
+        self.push_str(run);
+    }
+}
+
+/// Checks a string without keeping it.
+pub(crate) struct Discard;
+
+impl CharSink for Discard {
+    fn push_char(&mut self, _: char) {}
+}
+
+impl ByteSink for Discard {
+    fn push_bytes(&mut self, _: &[u8]) {}
+}
+
+/// Decoded text as UTF-8 bytes (member names of the streaming reader).
+pub(crate) struct Utf8<'o>(pub(crate) &'o mut Vec<u8>);
+
+impl CharSink for Utf8<'_> {
+    fn push_char(&mut self, c: char) {
+        let mut utf8 = [0u8; 4];
+        self.0
+            .extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
+    }
+}
+
+impl ByteSink for Utf8<'_> {
+    fn push_bytes(&mut self, run: &[u8]) {
+        self.0.extend_from_slice(run);
+    }
+}
+
 /// Reads the string whose opening quote is at `*pos`; leaves `*pos` after the closing quote.
 pub(crate) fn string(input: &[u8], pos: &mut usize) -> Result<String, LexError> {
-    let opening = *pos;
     let mut out = String::new();
+    string_into(input, pos, &mut out)?;
+    Ok(out)
+}
+
+/// Reads the string whose opening quote is at `*pos` into `out`; leaves `*pos` after the
+/// closing quote.
+pub(crate) fn string_into<S: StringSink>(
+    input: &[u8],
+    pos: &mut usize,
+    out: &mut S,
+) -> Result<(), LexError> {
+    let opening = *pos;
     let mut i = opening + 1;
     loop {
         let run_start = i;
@@ -31,7 +101,7 @@ pub(crate) fn string(input: &[u8], pos: &mut usize) -> Result<String, LexError> 
         // valid; a sequence cut short by a quote or backslash is invalid and reported here.
         let run = &input[run_start..i];
         match std::str::from_utf8(run) {
-            Ok(text) => out.push_str(text),
+            Ok(text) => out.push_run(text),
             Err(error) => {
                 return Err(LexError::InvalidUtf8 {
                     offset: run_start + error.valid_up_to(),
@@ -41,30 +111,96 @@ pub(crate) fn string(input: &[u8], pos: &mut usize) -> Result<String, LexError> 
         match input.get(i) {
             Some(b'"') => {
                 *pos = i + 1;
-                return Ok(out);
+                return Ok(());
             }
-            Some(b'\\') => i = escape(input, i, &mut out)?,
-            Some(&control) => {
-                return Err(LexError::Syntax {
-                    message: format!(
-                        "raw control character U+{control:04X} in a string; write it as \\u{control:04x}"
-                    ),
-                    offset: i,
-                });
-            }
-            None => {
-                return Err(LexError::Syntax {
-                    message: "unterminated string: expected '\"' before the end of the input"
-                        .to_owned(),
-                    offset: opening,
-                });
-            }
+            Some(b'\\') => i = escape(input, i, out)?,
+            Some(&control) => return Err(string_control(control, i)),
+            None => return Err(unterminated(opening)),
         }
     }
 }
 
+/// [`string_into`] for a byte sink, checking UTF-8 as it scans: one pass over the bytes, and
+/// the same error at the same offset (the first byte of the first invalid sequence, which
+/// is where `str::from_utf8` stops too).
+pub(crate) fn string_bytes<S: ByteSink>(
+    input: &[u8],
+    pos: &mut usize,
+    out: &mut S,
+) -> Result<(), LexError> {
+    let opening = *pos;
+    let mut i = opening + 1;
+    let mut run_start = i;
+    loop {
+        i = scan::next_string_stop(input, i);
+        let Some(&byte) = input.get(i) else {
+            out.push_bytes(&input[run_start..i]);
+            return Err(unterminated(opening));
+        };
+        if byte >= 0x80 {
+            i += utf8_sequence(input, i).ok_or(LexError::InvalidUtf8 { offset: i })?;
+            continue;
+        }
+        out.push_bytes(&input[run_start..i]);
+        match byte {
+            b'"' => {
+                *pos = i + 1;
+                return Ok(());
+            }
+            b'\\' => {
+                i = escape(input, i, out)?;
+                run_start = i;
+            }
+            control => return Err(string_control(control, i)),
+        }
+    }
+}
+
+/// The length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
+/// nothing above U+10FFFF) whose lead byte, at least 0x80, is at `at`; `None` if invalid.
+fn utf8_sequence(input: &[u8], at: usize) -> Option<usize> {
+    let (len, low, high) = match input.get(at)? {
+        0xC2..=0xDF => (2, 0x80, 0xBF),
+        0xE0 => (3, 0xA0, 0xBF),
+        0xE1..=0xEC | 0xEE..=0xEF => (3, 0x80, 0xBF),
+        0xED => (3, 0x80, 0x9F),
+        0xF0 => (4, 0x90, 0xBF),
+        0xF1..=0xF3 => (4, 0x80, 0xBF),
+        0xF4 => (4, 0x80, 0x8F),
+        _ => return None,
+    };
+    let second = *input.get(at + 1)?;
+    if !(low..=high).contains(&second) {
+        return None;
+    }
+    for k in 2..len {
+        if !(0x80..=0xBF).contains(input.get(at + k)?) {
+            return None;
+        }
+    }
+    Some(len)
+}
+
+/// The error for a raw control character in a string.
+fn string_control(control: u8, offset: usize) -> LexError {
+    LexError::Syntax {
+        message: format!(
+            "raw control character U+{control:04X} in a string; write it as \\u{control:04x}"
+        ),
+        offset,
+    }
+}
+
+/// The error for a string whose opening quote is at `opening` and that never closes.
+fn unterminated(opening: usize) -> LexError {
+    LexError::Syntax {
+        message: "unterminated string: expected '\"' before the end of the input".to_owned(),
+        offset: opening,
+    }
+}
+
 /// Decodes the escape whose backslash is at `at` into `out`; returns the offset after it.
-fn escape(input: &[u8], at: usize, out: &mut String) -> Result<usize, LexError> {
+fn escape<S: CharSink>(input: &[u8], at: usize, out: &mut S) -> Result<usize, LexError> {
     let simple = match input.get(at + 1) {
         Some(b'"') => '"',
         Some(b'\\') => '\\',
@@ -83,7 +219,7 @@ fn escape(input: &[u8], at: usize, out: &mut String) -> Result<usize, LexError> 
             ));
         }
     };
-    out.push(simple);
+    out.push_char(simple);
     Ok(at + 2)
 }
 
@@ -97,7 +233,7 @@ fn hex4(input: &[u8], at: usize) -> Option<u32> {
 }
 
 /// Decodes `\uXXXX` (and its low-surrogate partner) whose backslash is at `at`.
-fn unicode_escape(input: &[u8], at: usize, out: &mut String) -> Result<usize, LexError> {
+fn unicode_escape<S: CharSink>(input: &[u8], at: usize, out: &mut S) -> Result<usize, LexError> {
     let bad_hex = |offset: usize| LexError::Syntax {
         message: "invalid \\u escape: expected four hexadecimal digits after \\u".to_owned(),
         offset,
@@ -119,11 +255,21 @@ fn unicode_escape(input: &[u8], at: usize, out: &mut String) -> Result<usize, Le
         _ => (unit, at + 6),
     };
     match char::from_u32(code_point) {
-        Some(c) => out.push(c),
+        Some(c) => out.push_char(c),
         // Unreachable: surrogates were handled above, and a pair is at most U+10FFFF.
         None => return Err(LexError::LoneSurrogate { offset: at }),
     }
     Ok(end)
+}
+
+/// A number literal that passed every strict rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum LexedNumber {
+    /// An integer literal (no fraction, no exponent) of magnitude at most 2^53−1. Its
+    /// canonical form is the literal itself, except `-0`, which is written `0`.
+    Integer { magnitude: u64, negative: bool },
+    /// A literal with a fraction or an exponent: the nearest double, finite.
+    Float(f64),
 }
 
 /// Reads the number starting at `*pos`; leaves `*pos` after it.
@@ -132,6 +278,26 @@ fn unicode_escape(input: &[u8], at: usize, out: &mut String) -> Result<usize, Le
 /// reads it, except `-0`, which is the double `-0.0` (again as serde_json reads it). Every
 /// other literal becomes the nearest double: `str::parse::<f64>` rounds correctly.
 pub(crate) fn number(input: &[u8], pos: &mut usize) -> Result<Number, LexError> {
+    Ok(match lex_number(input, pos)? {
+        LexedNumber::Integer {
+            magnitude,
+            negative: false,
+        } => Number::from(magnitude),
+        LexedNumber::Integer {
+            magnitude: 0,
+            negative: true,
+        } => float_number(-0.0),
+        // magnitude <= 2^53−1, so the cast is exact and the negation cannot overflow.
+        LexedNumber::Integer {
+            magnitude,
+            negative: true,
+        } => Number::from(-(magnitude as i64)),
+        LexedNumber::Float(value) => float_number(value),
+    })
+}
+
+/// Reads and checks the number literal starting at `*pos`; leaves `*pos` after it.
+pub(crate) fn lex_number(input: &[u8], pos: &mut usize) -> Result<LexedNumber, LexError> {
     let start = *pos;
     let mut i = start;
     let negative = input.get(i) == Some(&b'-');
@@ -180,7 +346,7 @@ pub(crate) fn number(input: &[u8], pos: &mut usize) -> Result<Number, LexError> 
     if i == integer_end {
         integer(literal, negative, start)
     } else {
-        float(literal, start)
+        float(literal, start).map(LexedNumber::Float)
     }
 }
 
@@ -192,7 +358,7 @@ fn skip_digits(input: &[u8], mut i: usize) -> usize {
 }
 
 /// An integer literal (already checked against the grammar), refused outside ±(2^53−1).
-fn integer(literal: &[u8], negative: bool, offset: usize) -> Result<Number, LexError> {
+fn integer(literal: &[u8], negative: bool, offset: usize) -> Result<LexedNumber, LexError> {
     let digits = &literal[usize::from(negative)..];
     // 2^53−1 has 16 digits; 16 digits never overflow a u64.
     let magnitude = if digits.len() <= 16 {
@@ -208,16 +374,14 @@ fn integer(literal: &[u8], negative: bool, offset: usize) -> Result<Number, LexE
             offset,
         });
     }
-    Ok(match (negative, magnitude) {
-        (false, _) => Number::from(magnitude),
-        (true, 0) => float_number(-0.0),
-        // magnitude <= 2^53−1, so the cast is exact and the negation cannot overflow.
-        (true, _) => Number::from(-(magnitude as i64)),
+    Ok(LexedNumber::Integer {
+        magnitude,
+        negative,
     })
 }
 
 /// A literal with a fraction or an exponent: the nearest double, refused when it overflows.
-fn float(literal: &[u8], offset: usize) -> Result<Number, LexError> {
+fn float(literal: &[u8], offset: usize) -> Result<f64, LexError> {
     let overflow = || LexError::NumberOverflow {
         literal: String::from_utf8_lossy(literal).into_owned(),
         offset,
@@ -227,7 +391,11 @@ fn float(literal: &[u8], offset: usize) -> Result<Number, LexError> {
         .ok()
         .and_then(|text| text.parse().ok())
         .ok_or_else(overflow)?;
-    Number::from_f64(value).ok_or_else(overflow)
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(overflow())
+    }
 }
 
 /// `Number::from_f64` for a value known to be finite.

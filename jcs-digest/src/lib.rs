@@ -26,6 +26,26 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # The streaming path
+//!
+//! [`canonicalize_strict`], [`canonical_digest`] and [`StreamReader`] read the bytes once and
+//! write canonical bytes without building a `Value` tree, with the same acceptance and the same
+//! [`StrictJsonError`] as the tree path above (which stays, as the reference):
+//!
+//! ```
+//! use jcs_digest::{Digest, Profile, StreamReader, StreamedTool, canonical_digest};
+//!
+//! let text = br#"{"b": 1.50, "a": [1e3, "\u00e9"]}"#;
+//! assert_eq!(canonical_digest(text)?, Digest::of(r#"{"a":[1000,"é"],"b":1.5}"#.as_bytes()));
+//!
+//! let mut reader = StreamReader::new(br#"[{"name": "echo", "_meta": {"ignored": true}}]"#);
+//! let tools = reader.tool_definitions(Profile::Trace)?;
+//! reader.finish()?;
+//! let preimage = br#"{"profile":"trace.mcp-tool-definition.v1","tool":{"name":"echo"}}"#;
+//! assert!(matches!(&tools[..], [StreamedTool::Definition { digest, .. }] if *digest == Digest::of(preimage)));
+//! # Ok::<(), jcs_digest::StrictJsonError>(())
+//! ```
+//!
 //! # What is refused
 //!
 //! [`parse_strict`] refuses, each with its own [`StrictJsonErrorKind`] and the line, column,
@@ -49,6 +69,7 @@ mod lexer;
 mod pointer;
 mod reader;
 mod scan;
+mod stream;
 mod tool;
 
 pub use crate::{
@@ -56,6 +77,9 @@ pub use crate::{
     digest::{Digest, DigestParseError},
     error::{StrictJsonError, StrictJsonErrorKind},
     reader::{StrictReader, parse_strict},
+    stream::{
+        JsonType, StreamReader, StreamedTool, ToolName, canonical_digest, canonicalize_strict,
+    },
     tool::{
         Profile, TOOL_DEFINITION_MEMBERS, ToolDigestError, UnknownProfile, tool_definition_digest,
         tool_definition_preimage,

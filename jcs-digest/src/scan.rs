@@ -45,6 +45,34 @@ pub(crate) fn next_string_special(bytes: &[u8], from: usize) -> usize {
     i
 }
 
+/// The index of the first special byte or byte of at least 0x80 (part of a multi-byte UTF-8
+/// sequence, which the streaming reader checks as it goes) in `bytes` at or after `from`, or
+/// `bytes.len()`.
+pub(crate) fn next_string_stop(bytes: &[u8], from: usize) -> usize {
+    let mut i = from;
+    while let Some(chunk) = bytes.get(i..i + 8) {
+        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
+            break;
+        };
+        let word = u64::from_le_bytes(chunk);
+        let mask = bytes_below(word ^ (ONES * u64::from(b'"')), 1)
+            | bytes_below(word ^ (ONES * u64::from(b'\\')), 1)
+            | bytes_below(word, 0x20)
+            | (word & HIGHS);
+        if mask != 0 {
+            return i + (mask.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while let Some(&byte) = bytes.get(i) {
+        if is_string_special(byte) || byte >= 0x80 {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -70,6 +98,11 @@ mod tests {
                     }
                     assert_eq!(next_string_special(&bytes, 0), position);
                     assert_eq!(next_string_special(&bytes, position), position);
+                    // The stop scan also stops at the first byte of at least 0x80.
+                    let stop = bytes
+                        .iter()
+                        .position(|&b| is_string_special(b) || b >= 0x80);
+                    assert_eq!(next_string_stop(&bytes, 0), stop.unwrap_or(17));
                 }
                 assert_eq!(next_string_special(&[filler; 17], 0), 17);
             }

@@ -25,12 +25,12 @@ fn any_char() -> impl Strategy<Value = char> {
     ]
 }
 
-fn any_string() -> impl Strategy<Value = String> {
+pub fn any_string() -> impl Strategy<Value = String> {
     proptest::collection::vec(any_char(), 0..8).prop_map(|chars| chars.into_iter().collect())
 }
 
 /// Every finite double, with extra weight on integral values and plain decimals.
-fn finite_double() -> impl Strategy<Value = f64> {
+pub fn finite_double() -> impl Strategy<Value = f64> {
     prop_oneof![
         any::<u64>()
             .prop_map(f64::from_bits)
@@ -51,7 +51,7 @@ fn non_integral_double() -> impl Strategy<Value = f64> {
     })
 }
 
-fn json_value(double: impl Strategy<Value = f64> + 'static) -> impl Strategy<Value = Value> {
+pub fn json_value(double: impl Strategy<Value = f64> + 'static) -> impl Strategy<Value = Value> {
     let leaf = prop_oneof![
         Just(Value::Null),
         any::<bool>().prop_map(Value::Bool),

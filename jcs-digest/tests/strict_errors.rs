@@ -2,11 +2,18 @@
 //! exact kind, offset, line, column and (once per kind at least) the exact Display text.
 //! Offsets were counted by hand from the inputs written here.
 
-use jcs_digest::{StrictJsonError, StrictJsonErrorKind, StrictReader, parse_strict};
+use jcs_digest::{StrictJsonError, StrictJsonErrorKind, StrictReader};
 
+/// The tree path's refusal of `input`, after `agreed` checked that the streaming path refuses
+/// it with the same error.
+#[track_caller]
 fn refuse(input: &[u8]) -> StrictJsonError {
-    match parse_strict(input) {
-        Ok(value) => panic!("accepted {:?} as {value}", String::from_utf8_lossy(input)),
+    match crate::stream::agreed(input) {
+        Ok(canonical) => panic!(
+            "accepted {:?} as {:?}",
+            String::from_utf8_lossy(input),
+            String::from_utf8_lossy(&canonical)
+        ),
         Err(error) => error,
     }
 }

@@ -3,8 +3,11 @@
 use jcs_digest::{StrictReader, canonicalize, parse_strict};
 use serde_json::{Map, Number, Value, json};
 
+/// The canonical text of `input`, the streaming path checked to agree (`stream::agreed`).
 fn canonical_text(input: &[u8]) -> String {
-    String::from_utf8(canonicalize(&parse_strict(input).unwrap()).unwrap()).unwrap()
+    let canonical = canonicalize(&parse_strict(input).unwrap()).unwrap();
+    assert_eq!(crate::stream::agreed(input).unwrap(), canonical);
+    String::from_utf8(canonical).unwrap()
 }
 
 fn float_bits(input: &[u8]) -> u64 {

@@ -19,12 +19,6 @@ pub(crate) fn profile_from_label(label: Option<&str>) -> Result<Profile, Failure
     }
 }
 
-/// Reads a tools/list document and digests it. An unreadable file is a usage failure (exit 2);
-/// a document that is not a catalog, or a tool that has no digest, is an invalid input (exit 1).
-pub(crate) fn digest_file(path: &Path, profile: Profile) -> Result<CatalogDigest, Failure> {
-    digest_tools(path, &read_tools_file(path)?, profile)
-}
-
 /// Reads the tool definitions of a tools/list document (exit 2 when unreadable, 1 when it is
 /// not a tools/list document).
 pub(crate) fn read_tools_file(path: &Path) -> Result<Vec<Value>, Failure> {

@@ -1,0 +1,428 @@
+//! The engine of the streaming reader: one value at a time, iteratively (skipped or written
+//! canonically), member names and their duplicates, scalars, sorting at the closing brace, and
+//! errors with the tree reader's pointers.
+
+use std::collections::HashSet;
+
+use sha2::{Digest as _, Sha256};
+
+use super::{CanonicalObject, FLUSH_AT, Frame, LINEAR_DUPLICATE_SCAN, Span, StreamReader};
+use crate::canonical::{self, utf16_cmp_bytes};
+use crate::error::{StrictJsonError, StrictJsonErrorKind};
+use crate::lexer::{self, ByteSink, CharSink, Discard, LexError, LexedNumber, Utf8};
+use crate::pointer;
+
+impl StreamReader<'_> {
+    /// Reads one value, skipping it or writing it canonically to `out`. With a `hasher`,
+    /// `out` is emptied into it whenever no object is open and it has grown large.
+    pub(super) fn value<const CANONICAL: bool>(
+        &mut self,
+        out: &mut Vec<u8>,
+        mut hasher: Option<&mut Sha256>,
+    ) -> Result<(), StrictJsonError> {
+        let base = self.stack.len();
+        'value: loop {
+            self.skip_whitespace();
+            match self.input.get(self.pos) {
+                Some(b'[') => {
+                    self.open::<CANONICAL>(false, out)?;
+                    self.skip_whitespace();
+                    if self.input.get(self.pos) != Some(&b']') {
+                        continue 'value;
+                    }
+                    self.pos += 1;
+                    self.close::<CANONICAL>(out);
+                }
+                Some(b'{') => {
+                    self.open::<CANONICAL>(true, out)?;
+                    self.skip_whitespace();
+                    if self.input.get(self.pos) != Some(&b'}') {
+                        self.member_name::<CANONICAL>(out)?;
+                        continue 'value;
+                    }
+                    self.pos += 1;
+                    self.close::<CANONICAL>(out);
+                }
+                _ => self.scalar::<CANONICAL>(out)?,
+            }
+            // A value is complete: move past its parent's delimiter, closing what it completes.
+            loop {
+                if let Some(hasher) = hasher.as_deref_mut() {
+                    if self.canonical_objects == 0 && out.len() >= FLUSH_AT {
+                        hasher.update(&*out);
+                        out.clear();
+                    }
+                }
+                if self.stack.len() == base {
+                    return Ok(());
+                }
+                self.skip_whitespace();
+                let at = self.input.get(self.pos).copied();
+                let Some(frame) = self.stack.last_mut() else {
+                    return Ok(());
+                };
+                frame.count += 1;
+                if frame.object {
+                    if CANONICAL {
+                        if let Some(span) = self.spans.last_mut() {
+                            span.end = out.len();
+                        }
+                    }
+                    match at {
+                        Some(b',') => {
+                            self.pos += 1;
+                            if CANONICAL {
+                                out.push(b',');
+                            }
+                            self.skip_whitespace();
+                            self.member_name::<CANONICAL>(out)?;
+                            continue 'value;
+                        }
+                        Some(b'}') => {
+                            self.pos += 1;
+                            self.close::<CANONICAL>(out);
+                        }
+                        _ => return Err(self.unexpected("',' or '}' after an object member")),
+                    }
+                } else {
+                    match at {
+                        Some(b',') => {
+                            self.pos += 1;
+                            if CANONICAL {
+                                out.push(b',');
+                            }
+                            continue 'value;
+                        }
+                        Some(b']') => {
+                            self.pos += 1;
+                            self.close::<CANONICAL>(out);
+                        }
+                        _ => return Err(self.unexpected("',' or ']' after an array element")),
+                    }
+                }
+            }
+        }
+    }
+
+    pub(super) fn skip_whitespace(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.input.get(self.pos) {
+            self.pos += 1;
+        }
+    }
+
+    /// Pushes a container whose opening bracket is at `self.pos`, within the depth limit.
+    pub(super) fn open<const CANONICAL: bool>(
+        &mut self,
+        object: bool,
+        out: &mut Vec<u8>,
+    ) -> Result<(), StrictJsonError> {
+        if self.stack.len() >= self.max_depth {
+            return Err(self.error(
+                StrictJsonErrorKind::TooDeep {
+                    limit: self.max_depth,
+                },
+                self.pos,
+            ));
+        }
+        self.pos += 1;
+        let canonical = (CANONICAL && object).then_some(CanonicalObject {
+            open_at: out.len(),
+            spans_start: self.spans.len(),
+            in_order: true,
+        });
+        if CANONICAL {
+            out.push(if object { b'{' } else { b'[' });
+            if object {
+                self.canonical_objects += 1;
+            }
+        }
+        self.stack.push(Frame {
+            object,
+            count: 0,
+            started: false,
+            names_start: self.names.len(),
+            current: None,
+            seen: None,
+            canonical,
+        });
+        Ok(())
+    }
+
+    /// Pops the innermost container, whose closing bracket has been read; a canonical object
+    /// gets its members sorted first if they arrived out of order.
+    pub(super) fn close<const CANONICAL: bool>(&mut self, out: &mut Vec<u8>) {
+        let Some(frame) = self.stack.pop() else {
+            return;
+        };
+        if CANONICAL && !frame.object {
+            out.push(b']');
+        }
+        if let Some(object) = frame.canonical {
+            self.canonical_objects -= 1;
+            if !object.in_order {
+                self.sort_members(&object, out);
+            }
+            self.spans.truncate(object.spans_start);
+            out.push(b'}');
+        }
+        if frame.object {
+            if let Some(&(start, _)) = self.names.get(frame.names_start) {
+                self.name_text.truncate(start);
+            }
+            self.names.truncate(frame.names_start);
+        }
+    }
+
+    /// Rewrites the members of `object` (everything after its `{` in `out`) in RFC 8785 order.
+    fn sort_members(&mut self, object: &CanonicalObject, out: &mut Vec<u8>) {
+        let text = &self.name_text;
+        let spans = &mut self.spans[object.spans_start..];
+        spans.sort_unstable_by(|a, b| {
+            utf16_cmp_bytes(&text[a.name.0..a.name.1], &text[b.name.0..b.name.1])
+        });
+        self.scratch.clear();
+        for (index, span) in spans.iter().enumerate() {
+            if index > 0 {
+                self.scratch.push(b',');
+            }
+            self.scratch.extend_from_slice(&out[span.start..span.end]);
+        }
+        out.truncate(object.open_at + 1);
+        out.extend_from_slice(&self.scratch);
+    }
+
+    /// Reads `"name" :` of the innermost object, refusing a name it already holds; returns the
+    /// name's index in `self.names`.
+    pub(super) fn member_name<const CANONICAL: bool>(
+        &mut self,
+        out: &mut Vec<u8>,
+    ) -> Result<usize, StrictJsonError> {
+        if self.input.get(self.pos) != Some(&b'"') {
+            return Err(self.unexpected("a member name (a string in double quotes)"));
+        }
+        let name_offset = self.pos;
+        let start = self.name_text.len();
+        let input = self.input;
+        lexer::string_bytes(input, &mut self.pos, &mut Utf8(&mut self.name_text))
+            .map_err(|error| self.lex_error(error, true))?;
+        let end = self.name_text.len();
+        let index = self.names.len();
+        if let Some(duplicate) = self.check_duplicate(start, end) {
+            let kind = StrictJsonErrorKind::DuplicateMember {
+                pointer: self.pointer(true),
+                name: duplicate,
+            };
+            return Err(self.error(kind, name_offset));
+        }
+        self.names.push((start, end));
+        let name = &self.name_text[start..end];
+        if let Some(frame) = self.stack.last_mut() {
+            if CANONICAL {
+                if let (Some(object), Some(previous)) = (&mut frame.canonical, frame.current) {
+                    let (p_start, p_end) = self.names[previous];
+                    if utf16_cmp_bytes(&self.name_text[p_start..p_end], name).is_ge() {
+                        object.in_order = false;
+                    }
+                }
+                self.spans.push(Span {
+                    name: (start, end),
+                    start: out.len(),
+                    end: out.len(),
+                });
+                // Every escape is longer than what it decodes to, so a name as long as its
+                // decoded text has none, and its raw bytes are already canonical.
+                let raw = &input[name_offset..self.pos];
+                if raw.len() == name.len() + 2 {
+                    out.extend_from_slice(raw);
+                } else {
+                    canonical::write_string_bytes(name, out);
+                }
+                out.push(b':');
+            }
+            frame.current = Some(index);
+        }
+        self.skip_whitespace();
+        if self.input.get(self.pos) != Some(&b':') {
+            return Err(self.unexpected("':' after the member name"));
+        }
+        self.pos += 1;
+        Ok(index)
+    }
+
+    /// Whether the innermost object already holds the name at `name_text[start..end]`: the
+    /// name, decoded, if it does.
+    fn check_duplicate(&mut self, start: usize, end: usize) -> Option<String> {
+        let name = &self.name_text[start..end];
+        let frame = self.stack.last_mut()?;
+        let earlier = &self.names[frame.names_start..];
+        let duplicate = || Some(String::from_utf8_lossy(name).into_owned());
+        if let Some(seen) = &mut frame.seen {
+            return if seen.insert(name.into()) {
+                None
+            } else {
+                duplicate()
+            };
+        }
+        let text = &self.name_text;
+        if earlier.iter().any(|&(s, e)| &text[s..e] == name) {
+            return duplicate();
+        }
+        if earlier.len() + 1 >= LINEAR_DUPLICATE_SCAN {
+            let mut seen: HashSet<Box<[u8]>> = earlier
+                .iter()
+                .map(|&(s, e)| Box::from(&text[s..e]))
+                .collect();
+            seen.insert(name.into());
+            frame.seen = Some(seen);
+        }
+        None
+    }
+
+    /// Reads a string, number or literal at `self.pos`.
+    fn scalar<const CANONICAL: bool>(&mut self, out: &mut Vec<u8>) -> Result<(), StrictJsonError> {
+        let input = self.input;
+        let pos = self.pos;
+        let rest = &input[pos.min(input.len())..];
+        let lexed = match rest.first() {
+            Some(b'"') => {
+                if CANONICAL {
+                    out.push(b'"');
+                    let result = lexer::string_bytes(input, &mut self.pos, &mut Escaper(out));
+                    out.push(b'"');
+                    result
+                } else {
+                    lexer::string_bytes(input, &mut self.pos, &mut Discard)
+                }
+            }
+            Some(b'-' | b'0'..=b'9') => match lexer::lex_number(input, &mut self.pos) {
+                Ok(number) => {
+                    if CANONICAL {
+                        write_number(number, &input[pos..self.pos], out);
+                    }
+                    Ok(())
+                }
+                Err(error) => Err(error),
+            },
+            Some(b't') if rest.starts_with(b"true") => {
+                self.literal::<CANONICAL>(b"true", out);
+                Ok(())
+            }
+            Some(b'f') if rest.starts_with(b"false") => {
+                self.literal::<CANONICAL>(b"false", out);
+                Ok(())
+            }
+            Some(b'n') if rest.starts_with(b"null") => {
+                self.literal::<CANONICAL>(b"null", out);
+                Ok(())
+            }
+            Some(b'N') if rest.starts_with(b"NaN") => Err(lexer::not_a_json_number(pos)),
+            Some(b'I') if rest.starts_with(b"Infinity") => Err(lexer::not_a_json_number(pos)),
+            _ => Err(lexer::unexpected(input, pos, "a JSON value")),
+        };
+        lexed.map_err(|error| self.lex_error(error, false))
+    }
+
+    fn literal<const CANONICAL: bool>(&mut self, literal: &[u8], out: &mut Vec<u8>) {
+        self.pos += literal.len();
+        if CANONICAL {
+            out.extend_from_slice(literal);
+        }
+    }
+
+    pub(super) fn unexpected(&self, expected: &str) -> StrictJsonError {
+        self.lex_error(lexer::unexpected(self.input, self.pos, expected), false)
+    }
+
+    /// Adds the JSON Pointer to a scalar's error; `in_name` when the scalar is a member name.
+    pub(super) fn lex_error(&self, error: LexError, in_name: bool) -> StrictJsonError {
+        let (kind, offset) = match error {
+            LexError::Syntax { message, offset } => {
+                (StrictJsonErrorKind::Syntax { message }, offset)
+            }
+            LexError::InvalidUtf8 { offset } => (StrictJsonErrorKind::InvalidUtf8, offset),
+            LexError::LoneSurrogate { offset } => (
+                StrictJsonErrorKind::LoneSurrogate {
+                    pointer: self.pointer(in_name),
+                },
+                offset,
+            ),
+            LexError::IntegerOutOfRange { literal, offset } => (
+                StrictJsonErrorKind::IntegerOutOfRange {
+                    pointer: self.pointer(false),
+                    literal,
+                },
+                offset,
+            ),
+            LexError::NumberOverflow { literal, offset } => (
+                StrictJsonErrorKind::NumberOverflow {
+                    pointer: self.pointer(false),
+                    literal,
+                },
+                offset,
+            ),
+        };
+        self.error(kind, offset)
+    }
+
+    pub(super) fn error(&self, kind: StrictJsonErrorKind, offset: usize) -> StrictJsonError {
+        StrictJsonError::at(kind, self.input, offset)
+    }
+
+    /// The JSON Pointer of the value being read, or with `of_container` of the innermost open
+    /// container (for an error in a member name, which has no pointer of its own).
+    fn pointer(&self, of_container: bool) -> String {
+        let frames = if of_container {
+            &self.stack[..self.stack.len().saturating_sub(1)]
+        } else {
+            &self.stack[..]
+        };
+        let mut out = String::new();
+        for frame in frames {
+            if frame.object {
+                let name = frame
+                    .current
+                    .and_then(|index| self.names.get(index))
+                    .and_then(|&(start, end)| self.name_text.get(start..end))
+                    .unwrap_or_default();
+                pointer::push_member(&mut out, &String::from_utf8_lossy(name));
+            } else {
+                pointer::push_index(&mut out, frame.count);
+            }
+        }
+        out
+    }
+}
+
+/// Writes a number that passed the strict rules in ECMAScript form (RFC 8785 §3.2.2.3).
+fn write_number(number: LexedNumber, literal: &[u8], out: &mut Vec<u8>) {
+    match number {
+        // Both zeros are written "0"; any other integer literal is already its decimal form
+        // (the grammar allows no leading zero and no '+').
+        LexedNumber::Integer { magnitude: 0, .. } => out.push(b'0'),
+        LexedNumber::Integer { .. } => out.extend_from_slice(literal),
+        LexedNumber::Float(value) => {
+            if value == 0.0 {
+                out.push(b'0');
+            } else {
+                let mut buffer = ryu_js::Buffer::new();
+                out.extend_from_slice(buffer.format_finite(value).as_bytes());
+            }
+        }
+    }
+}
+
+/// A string's decoded content written with the minimal escaping of RFC 8785 §3.2.2.2.
+struct Escaper<'o>(&'o mut Vec<u8>);
+
+impl ByteSink for Escaper<'_> {
+    fn push_bytes(&mut self, run: &[u8]) {
+        // A run holds no '"', '\\' or control character, so it is written as it is.
+        self.0.extend_from_slice(run);
+    }
+}
+
+impl CharSink for Escaper<'_> {
+    fn push_char(&mut self, c: char) {
+        canonical::write_char(c, self.0);
+    }
+}

@@ -1,0 +1,363 @@
+//! The streaming path (`StreamReader`, `canonicalize_strict`, `canonical_digest`) against the
+//! tree path it must equal: the JCS vectors and ES6 numbers read as text, tool digests, the
+//! walk API, and (through `agreed`, which `strict_errors` and `strict_values` call for every
+//! input they test) the same bytes, digest or error for every input.
+
+use jcs_digest::{
+    Digest, JsonType, Profile, StreamReader, StreamedTool, StrictJsonError, StrictJsonErrorKind,
+    StrictReader, ToolName, canonical_digest, canonicalize, canonicalize_strict, parse_strict,
+    tool_definition_digest,
+};
+use serde_json::Value;
+
+use crate::material::{read_material, read_material_text};
+
+/// The tree path's canonical bytes (or error) for `input`, after asserting that every streaming
+/// entry point gives the same: `canonicalize_strict`, `canonical_digest`, `skip_value`, and
+/// `tool_definition` for the per-tool digest.
+#[track_caller]
+pub fn agreed(input: &[u8]) -> Result<Vec<u8>, StrictJsonError> {
+    agreed_with_depth(input, StrictReader::DEFAULT_MAX_DEPTH)
+}
+
+/// [`agreed`] with a depth limit of `limit` on both paths.
+#[track_caller]
+pub fn agreed_with_depth(input: &[u8], limit: usize) -> Result<Vec<u8>, StrictJsonError> {
+    let shown = String::from_utf8_lossy(input);
+    let tree = StrictReader::new().max_depth(limit).parse(input);
+    let canonical = tree
+        .as_ref()
+        .map(|value| canonicalize(value).unwrap())
+        .map_err(Clone::clone);
+
+    let mut reader = StreamReader::with_max_depth(input, limit);
+    let mut streamed = Vec::new();
+    let streamed = reader
+        .canonical_value(&mut streamed)
+        .and_then(|()| reader.finish())
+        .map(|()| streamed);
+    assert_eq!(streamed, canonical, "canonical bytes of {shown:?}");
+    if limit == StrictReader::DEFAULT_MAX_DEPTH {
+        assert_eq!(canonicalize_strict(input), canonical, "{shown:?}");
+        assert_eq!(
+            canonical_digest(input),
+            canonical.as_deref().map(Digest::of).map_err(Clone::clone),
+            "digest of {shown:?}"
+        );
+    }
+
+    let mut reader = StreamReader::with_max_depth(input, limit);
+    let skipped = reader.skip_value().and_then(|_| reader.finish());
+    assert_eq!(skipped.err(), canonical.clone().err(), "skipping {shown:?}");
+
+    let mut reader = StreamReader::with_max_depth(input, limit);
+    let tool = reader
+        .tool_definition(Profile::Trace)
+        .and_then(|tool| reader.finish().map(|()| tool));
+    let expected = tree.map(|value| streamed_from_tree(&value));
+    assert_eq!(tool, expected, "tool definition {shown:?}");
+    canonical
+}
+
+/// What `tool_definition` must give for a strictly read `value`, by the tree path.
+pub fn streamed_from_tree(value: &Value) -> StreamedTool {
+    StreamedTool::from_value(value, Profile::Trace).unwrap()
+}
+
+const CASES: [&str; 6] = [
+    "arrays",
+    "french",
+    "structures",
+    "unicode",
+    "values",
+    "weird",
+];
+
+#[test]
+fn cyberphone_input_output_pairs_through_the_stream() {
+    for case in CASES {
+        let input = read_material(&format!("jcs/testdata/input/{case}.json"));
+        let expected = read_material(&format!("jcs/testdata/output/{case}.json"));
+        assert_eq!(canonicalize_strict(&input).unwrap(), expected, "{case}");
+        assert_eq!(
+            canonical_digest(&input).unwrap(),
+            Digest::of(&expected),
+            "{case}"
+        );
+        assert_eq!(agreed(&input).unwrap(), expected, "{case}");
+        assert_eq!(canonicalize_strict(&expected).unwrap(), expected, "{case}");
+    }
+}
+
+/// Appendix B of RFC 8785 as text, through the stream: the 19 accepted rows written back as
+/// they are, the five large integer literals refused exactly as the tree path refuses them.
+#[test]
+fn appendix_b_rows_through_the_stream() {
+    let mut reproduced = 0;
+    let mut refused = 0;
+    for line in read_material_text("jcs/rfc8785-appendix-b.tsv").lines() {
+        let columns: Vec<&str> = line.split('\t').collect();
+        if line.starts_with('#') || line.starts_with("ieee754_hex") || columns[2] != "ok" {
+            continue;
+        }
+        let text = columns[1];
+        match agreed(text.as_bytes()) {
+            Ok(canonical) => {
+                assert_eq!(String::from_utf8(canonical).unwrap(), text);
+                reproduced += 1;
+            }
+            Err(error) => {
+                assert_eq!(
+                    error.kind(),
+                    &StrictJsonErrorKind::IntegerOutOfRange {
+                        pointer: String::new(),
+                        literal: text.to_owned()
+                    }
+                );
+                refused += 1;
+            }
+        }
+    }
+    assert_eq!((reproduced, refused), (19, 5));
+}
+
+/// The 10,000 ES6 numbers as JSON text (each double's shortest exponent form, `1.5e-7`, which
+/// is always a float literal): one by one, and as one array whose canonical form is the
+/// expected texts joined by commas, hashed straight into SHA-256.
+#[test]
+fn es6_numbers_through_the_stream() {
+    let text = read_material_text("jcs/es6numbers/es6testfile-first10000.txt");
+    let mut document = String::from("[");
+    let mut expected_array = String::from("[");
+    let mut failures = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let (hex, expected) = line.split_once(',').unwrap();
+        let double = f64::from_bits(u64::from_str_radix(hex, 16).unwrap());
+        let literal = format!("{double:e}");
+        let canonical =
+            String::from_utf8(canonicalize_strict(literal.as_bytes()).unwrap()).unwrap();
+        if canonical != expected {
+            failures.push(format!(
+                "{hex} as {literal}: expected {expected}, wrote {canonical}"
+            ));
+        }
+        if index > 0 {
+            document.push_str(" ,\n");
+            expected_array.push(',');
+        }
+        document.push_str(&literal);
+        expected_array.push_str(expected);
+    }
+    document.push(']');
+    expected_array.push(']');
+    assert_eq!(failures, Vec::<String>::new());
+    assert_eq!(text.lines().count(), 10_000);
+    assert_eq!(
+        canonicalize_strict(document.as_bytes()).unwrap(),
+        expected_array.as_bytes()
+    );
+    assert_eq!(
+        canonical_digest(document.as_bytes()).unwrap(),
+        Digest::of(expected_array.as_bytes())
+    );
+}
+
+/// Objects whose members need sorting at several depths, a name order that differs between
+/// UTF-8 and UTF-16 (U+FF61 sorts after U+1F600 in UTF-16), escapes in names, and an object of
+/// more members than the linear duplicate scan handles.
+#[test]
+fn member_order_and_large_objects_agree_with_the_tree() {
+    let large: Vec<String> = (0..40).rev().map(|i| format!("\"k{i}\": {i}")).collect();
+    let large = format!("{{{}}}", large.join(", "));
+    for input in [
+        r#"{"b": {"d": [ {"f": 1, "e": 2} ], "c": null}, "a": "x"}"#,
+        "{\"\u{ff61}\": 1, \"\u{1f600}\": 2, \"\u{e000}\": 3, \"z\": 4}",
+        r#"{"\u00e9": 1, "e": 2, "\ud83d\ude00": 3, "\"": 4, "\\": 5}"#,
+        r#"[{"b": 1, "a": 2}, {"a": 1, "b": 2}, {}, [], {"": {"": []}}]"#,
+        &large,
+    ] {
+        agreed(input.as_bytes()).unwrap();
+    }
+    let mut duplicated = large.clone();
+    duplicated.insert_str(1, "\"k3\": 0, ");
+    let error = agreed(duplicated.as_bytes()).unwrap_err();
+    assert_eq!(
+        error.kind(),
+        &StrictJsonErrorKind::DuplicateMember {
+            pointer: String::new(),
+            name: "k3".to_owned()
+        }
+    );
+}
+
+/// A document of many top-level array elements is handed to the hasher in pieces; the digest
+/// is still the one of the whole canonical text.
+#[test]
+fn long_arrays_are_hashed_in_pieces() {
+    let element = r#"{"b": "é\u00e9", "a": [1.50, -0, 1e2]}"#;
+    let document = format!("[{}]", vec![element; 5_000].join(",\n"));
+    let canonical = agreed(document.as_bytes()).unwrap();
+    assert!(canonical.len() > 1 << 17);
+    assert_eq!(
+        canonical_digest(document.as_bytes()).unwrap(),
+        Digest::of(&canonical)
+    );
+}
+
+/// The per-tool digest from the bytes equals the tree path's on the shared catalogs' tools,
+/// `_meta` and unknown members skipped, null members omitted.
+#[test]
+fn tool_definitions_from_the_bytes() {
+    let input = br#"{"_meta": {"x": [1, {"y": 2}]}, "name": "echo", "title": null,
+        "description": "", "annotations": {}, "extra": 1e300, "inputSchema": {"type": "object",
+        "properties": {"b": {"type": "string"}, "a": {"type": "number", "maximum": 1.50}}}}"#;
+    let mut reader = StreamReader::new(input);
+    let tool = reader.tool_definition(Profile::AgentAvow).unwrap();
+    reader.finish().unwrap();
+    let value = parse_strict(input).unwrap();
+    assert_eq!(
+        tool,
+        StreamedTool::Definition {
+            name: ToolName::Text("echo".to_owned()),
+            digest: tool_definition_digest(&value, Profile::AgentAvow).unwrap(),
+        }
+    );
+    agreed(input).unwrap();
+    for input in [
+        &br#"{"name": 5}"#[..],
+        br#"{"name": null, "description": "d"}"#,
+        br#"{"name": ["a"]}"#,
+        br#"{}"#,
+        br#"[{"name": "a"}]"#,
+        b"\"tool\"",
+        b"null",
+        b"true",
+        b"-1.5",
+    ] {
+        agreed(input).unwrap();
+    }
+}
+
+/// The walk API: peek, enter, next, string values, and its refusals of misuse.
+#[test]
+fn walking_a_document() {
+    let input = br#" {"a": [true, "x\n", {"k": 1}], "b": "\u0032.0"} "#;
+    let mut reader = StreamReader::new(input);
+    assert_eq!(reader.peek(), Some(JsonType::Object));
+    reader.enter_object().unwrap();
+    assert_eq!(reader.next_member().unwrap(), Some("a"));
+    reader.enter_array().unwrap();
+    assert!(reader.next_element().unwrap());
+    assert_eq!(reader.skip_value().unwrap(), JsonType::Boolean);
+    assert!(reader.next_element().unwrap());
+    assert_eq!(reader.string_value().unwrap().as_deref(), Some("x\n"));
+    assert!(reader.next_element().unwrap());
+    assert_eq!(reader.string_value().unwrap(), None);
+    assert!(!reader.next_element().unwrap());
+    assert_eq!(reader.next_member().unwrap(), Some("b"));
+    assert_eq!(reader.string_value().unwrap().as_deref(), Some("2.0"));
+    assert_eq!(reader.next_member().unwrap(), None);
+    assert_eq!(reader.offset(), input.len() - 1);
+    reader.finish().unwrap();
+
+    // Entering what is not there, finishing early, and walking past the end are syntax errors.
+    let mut reader = StreamReader::new(b"[1]");
+    let error = reader.enter_object().unwrap_err();
+    assert_eq!(
+        (error.kind().to_string(), error.offset()),
+        ("expected '{' (an object), found '['".to_owned(), 0)
+    );
+    let mut reader = StreamReader::new(b"[1]");
+    reader.enter_array().unwrap();
+    let error = reader.finish().unwrap_err();
+    assert_eq!(
+        (error.kind().to_string(), error.offset()),
+        (
+            "expected the end of the input after the JSON value, found '1'".to_owned(),
+            1
+        )
+    );
+    let mut reader = StreamReader::new(b"1");
+    reader.skip_value().unwrap();
+    let error = reader.next_element().unwrap_err();
+    assert_eq!(
+        error.kind().to_string(),
+        "expected the end of the input after the JSON value, found the end of the input"
+    );
+    let error = reader.next_member().unwrap_err();
+    assert_eq!(error.offset(), 1);
+    assert_eq!(reader.peek(), None);
+}
+
+/// The depth limit holds for the stream at any limit, and a document far deeper than the
+/// default is refused without recursion.
+#[test]
+fn depth_limits_agree() {
+    for limit in [0, 1, 2, 5] {
+        for depth in 0..=limit + 1 {
+            let input = format!("{}{}", "[".repeat(depth), "]".repeat(depth));
+            agreed_with_depth(input.as_bytes(), limit).ok();
+            let objects = format!("{}1{}", "{\"a\":".repeat(depth), "}".repeat(depth));
+            agreed_with_depth(objects.as_bytes(), limit).ok();
+        }
+    }
+    let deep = "[".repeat(1_000_000);
+    let error = agreed(deep.as_bytes()).unwrap_err();
+    assert_eq!(
+        (error.kind(), error.offset()),
+        (&StrictJsonErrorKind::TooDeep { limit: 128 }, 128)
+    );
+}
+
+/// A catalog of more than a megabyte, hashed on a second thread by `tool_definitions`: the same
+/// tools as element by element and as the tree path, and the same error when one is refused
+/// near the end.
+#[test]
+fn large_arrays_hashed_aside_agree() {
+    let catalog = crate::catalog_gen::generate_catalog(1_000);
+    assert!(catalog.len() > 1 << 20);
+    let mut reader = StreamReader::new(catalog.as_bytes());
+    let tools = reader.tool_definitions(Profile::Trace).unwrap();
+    reader.finish().unwrap();
+    let Value::Array(values) = parse_strict(catalog.as_bytes()).unwrap() else {
+        panic!("not an array");
+    };
+    let expected: Vec<StreamedTool> = values.iter().map(streamed_from_tree).collect();
+    assert_eq!(tools.len(), 1_000);
+    assert_eq!(tools, expected);
+    let mut reader = StreamReader::new(catalog.as_bytes());
+    reader.enter_array().unwrap();
+    let mut one_by_one = Vec::new();
+    while reader.next_element().unwrap() {
+        one_by_one.push(reader.tool_definition(Profile::Trace).unwrap());
+    }
+    assert_eq!(one_by_one, expected);
+
+    // Non-objects among them, and a duplicate member in the last tool.
+    let mixed = format!("[1, {}, \"x\"]", &catalog[1..catalog.len() - 1]);
+    let mut reader = StreamReader::new(mixed.as_bytes());
+    let tools = reader.tool_definitions(Profile::Trace).unwrap();
+    assert_eq!(tools.len(), 1_002);
+    assert_eq!(
+        tools[0],
+        StreamedTool::NotAnObject {
+            found: JsonType::Number
+        }
+    );
+    assert_eq!(tools[1..1_001], expected[..]);
+    let at = catalog.rfind("{\"name\"").unwrap();
+    let broken = format!("{}{{\"name\":1,{}", &catalog[..at], &catalog[at + 1..]);
+    let mut reader = StreamReader::new(broken.as_bytes());
+    let error = reader.tool_definitions(Profile::Trace).unwrap_err();
+    assert_eq!(
+        Err(error.clone()),
+        parse_strict(broken.as_bytes()).map(|_| ())
+    );
+    assert_eq!(
+        error.kind(),
+        &StrictJsonErrorKind::DuplicateMember {
+            pointer: "/999".to_owned(),
+            name: "name".to_owned()
+        }
+    );
+}
