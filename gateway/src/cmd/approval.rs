@@ -85,27 +85,12 @@ pub(crate) fn now_rfc3339() -> String {
     rfc3339_seconds(seconds)
 }
 
-/// Seconds since the Unix epoch as RFC 3339 UTC (the civil-from-days algorithm of Howard
-/// Hinnant's date library).
+/// Seconds since the Unix epoch as RFC 3339 UTC, by `server_identity::UtcTimestamp`.
 fn rfc3339_seconds(seconds: u64) -> String {
-    let days = seconds / 86_400;
-    let of_day = seconds % 86_400;
-    let z = days + 719_468;
-    let era = z / 146_097;
-    let day_of_era = z % 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let mp = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = year_of_era + era * 400 + u64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        of_day / 3600,
-        of_day % 3600 / 60,
-        of_day % 60
-    )
+    i64::try_from(seconds)
+        .ok()
+        .and_then(|seconds| server_identity::UtcTimestamp::from_unix_seconds(seconds).ok())
+        .map_or_else(|| "9999-12-31T23:59:59Z".to_owned(), |at| at.to_string())
 }
 
 #[cfg(test)]
