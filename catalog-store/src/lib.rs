@@ -99,6 +99,7 @@ pub use crate::{
     entry::CatalogEntry,
     error::{CatalogError, CatalogLoadError, CollidingEntry},
     invisible::{InvisibleText, invisible_text},
+    local::{ProgramResolution, resolve_program},
     location::{EntryRef, Location},
     measurement::{CATALOG_ENTRY_LABEL, CatalogMeasurement},
     upstream_url::{Host, UpstreamUrl, UrlProblem},

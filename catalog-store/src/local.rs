@@ -38,7 +38,7 @@ pub(crate) fn read_local(
     let command = read_command(problems, server, pointer);
     let cwd = read_cwd(problems, server, pointer);
     let program = command.as_ref().and_then(|command| {
-        resolve_program(
+        resolve_command_program(
             problems,
             command.first()?,
             &child(pointer, "command"),
@@ -204,29 +204,38 @@ fn read_cwd(
     Some(path)
 }
 
-/// `command[0]`: an absolute path as it is; a bare name looked up on the absolute directories
-/// of `path_var` (a relative `PATH` entry would depend on where the gateway was started); a
-/// relative path with a `/` is refused.
-fn resolve_program(
-    problems: &mut Problems<'_>,
+/// Why `command[0]` does not resolve to a program ([`resolve_program`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProgramResolution {
+    /// A relative path with a `/`: it would depend on where the gateway was started.
+    RelativePath,
+    /// A bare name found in none of the absolute `PATH` directories (listed, in order).
+    NotFound {
+        /// The directories searched.
+        searched: Vec<PathBuf>,
+    },
+}
+
+/// `command[0]` as a catalog resolves it: an absolute path as it is; a bare name looked up on
+/// the absolute directories of `path_var` (a relative `PATH` entry would depend on where the
+/// gateway was started), the first executable regular file winning; a relative path with a
+/// `/` is refused. `toolgate identity --command` resolves with this too, so what it prints to
+/// pin is what the catalog will find.
+///
+/// # Errors
+///
+/// [`ProgramResolution`].
+pub fn resolve_program(
     program: &str,
-    command_pointer: &str,
     path_var: Option<&OsStr>,
-) -> Option<PathBuf> {
-    let program_pointer = element(command_pointer, 0);
+) -> Result<PathBuf, ProgramResolution> {
     let path = Path::new(program);
     if path.is_absolute() {
-        return Some(path.to_owned());
+        return Ok(path.to_owned());
     }
     if program.contains('/') {
-        let at = problems.at(program_pointer);
-        problems.push(CatalogError::RelativePath {
-            at,
-            path: program.to_owned(),
-            hint: "write the program as an absolute path, or as a bare name to look up on the \
-                   gateway's PATH",
-        });
-        return None;
+        return Err(ProgramResolution::RelativePath);
     }
     let searched: Vec<PathBuf> = path_var
         .map(|path_var| {
@@ -235,20 +244,43 @@ fn resolve_program(
                 .collect()
         })
         .unwrap_or_default();
-    if let Some(found) = searched
+    searched
         .iter()
         .map(|directory| directory.join(program))
         .find(|candidate| is_executable_file(candidate))
-    {
-        return Some(found);
+        .ok_or(ProgramResolution::NotFound { searched })
+}
+
+/// [`resolve_program`], its refusal recorded at `command[0]`.
+fn resolve_command_program(
+    problems: &mut Problems<'_>,
+    program: &str,
+    command_pointer: &str,
+    path_var: Option<&OsStr>,
+) -> Option<PathBuf> {
+    let program_pointer = element(command_pointer, 0);
+    match resolve_program(program, path_var) {
+        Ok(found) => Some(found),
+        Err(ProgramResolution::RelativePath) => {
+            let at = problems.at(program_pointer);
+            problems.push(CatalogError::RelativePath {
+                at,
+                path: program.to_owned(),
+                hint: "write the program as an absolute path, or as a bare name to look up on \
+                       the gateway's PATH",
+            });
+            None
+        }
+        Err(ProgramResolution::NotFound { searched }) => {
+            let at = problems.at(program_pointer);
+            problems.push(CatalogError::ProgramNotFound {
+                at,
+                program: program.to_owned(),
+                searched,
+            });
+            None
+        }
     }
-    let at = problems.at(program_pointer);
-    problems.push(CatalogError::ProgramNotFound {
-        at,
-        program: program.to_owned(),
-        searched,
-    });
-    None
 }
 
 /// A regular file (after symlinks) that someone may execute.

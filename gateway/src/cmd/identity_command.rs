@@ -6,6 +6,7 @@
 //! argument that names an existing regular file (relative to the current directory, which
 //! becomes the catalog's `cwd`) is pinned too, and the output says which arguments were.
 
+use catalog_store::ProgramResolution;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::io::Write;
@@ -62,30 +63,14 @@ pub(crate) fn run(argv: &[String], json: bool) -> Result<Verdict, Failure> {
     Ok(Verdict::Pass)
 }
 
-/// `command[0]` as the catalog resolves it.
+/// `command[0]` as the catalog resolves it (the catalog's own resolver).
 fn resolve(program: &str, path_var: Option<&OsStr>) -> Result<PathBuf, Failure> {
-    let path = Path::new(program);
-    if path.is_absolute() {
-        return Ok(path.to_owned());
-    }
-    if program.contains('/') {
-        return Err(Failure::Usage(format!(
+    catalog_store::resolve_program(program, path_var).map_err(|refusal| match refusal {
+        ProgramResolution::RelativePath => Failure::Usage(format!(
             "{program:?} is a relative path: write the program as an absolute path, or as a bare \
              name to look up on PATH (the catalog resolves command[0] the same way)"
-        )));
-    }
-    let searched: Vec<PathBuf> = path_var
-        .map(|path_var| {
-            std::env::split_paths(path_var)
-                .filter(|directory| directory.is_absolute())
-                .collect()
-        })
-        .unwrap_or_default();
-    searched
-        .iter()
-        .map(|directory| directory.join(program))
-        .find(|candidate| is_executable_file(candidate))
-        .ok_or_else(|| {
+        )),
+        ProgramResolution::NotFound { searched } => {
             let list: Vec<String> = searched.iter().map(|d| d.display().to_string()).collect();
             Failure::Usage(format!(
                 "{program:?} is not an executable file in any absolute PATH directory (searched: \
@@ -96,22 +81,9 @@ fn resolve(program: &str, path_var: Option<&OsStr>) -> Result<PathBuf, Failure> 
                     list.join(", ")
                 }
             ))
-        })
-}
-
-fn is_executable_file(path: &Path) -> bool {
-    let Ok(metadata) = std::fs::metadata(path) else {
-        return false;
-    };
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
-    }
-    #[cfg(not(unix))]
-    {
-        metadata.is_file()
-    }
+        }
+        _ => Failure::Usage(format!("{program:?} cannot be resolved to a program")),
+    })
 }
 
 fn digest(path: &Path) -> Result<String, Failure> {
