@@ -34,8 +34,11 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Relying-party evaluation
+//!
 //! Where the catalog digest goes (seed 000 §6): a relying party pins it as a tool-catalog
-//! component's `expected_observed_digest`, and [`evaluate`] checks the components a token
+//! component's `expected_observed_digest`, and [`evaluate`] (the relying party's side, not the
+//! digest's: it lives here because the conformance vectors exercise both together) checks the components a token
 //! presents against those requirements, returning [`Outcome`]: `affirming`,
 //! `component_observation_mismatch` naming the component and both digests, or one of the
 //! fail-closed outcomes for a missing, mistyped or duplicated component (the vectors
@@ -65,7 +68,7 @@ mod definition_diff;
 mod diff;
 mod document;
 mod fold;
-mod requirement;
+mod relying_party;
 mod stream;
 mod word_diff;
 
@@ -75,7 +78,7 @@ pub use crate::{
     diff::{CatalogDiff, ChangedTool},
     document::{DocumentError, read_tools_document},
     fold::{Fold, MAX_FOLD_ENTRIES, OVERFLOW_KEY, fold},
-    requirement::{ComponentRequirement, Outcome, PresentedComponent, evaluate},
+    relying_party::{ComponentRequirement, Outcome, PresentedComponent, evaluate},
     stream::stream_tools_document,
     word_diff::{WordDiff, WordSpan},
 };
