@@ -25,9 +25,9 @@ impl CatalogDigest {
     ///
     /// Each element must be a JSON object. Its key comes from `name`: absent, `null` or `""`
     /// gives `tool:unnamed`; a `name` that is present but not a string is an error for that
-    /// tool (DESIGN.md §2). Its digest is [`jcs_digest::tool_definition_digest`] under
+    /// tool (docs/design.md §2). Its digest is [`jcs_digest::tool_definition_digest`] under
     /// `profile`. The fold's duplicate and overflow texts use the same profile's label
-    /// (`<label>.duplicates`, `<label>.overflow`; DESIGN.md §2).
+    /// (`<label>.duplicates`, `<label>.overflow`; docs/design.md §2).
     ///
     /// Nothing is skipped: if any tool has no key or no digest, the catalog has no digest,
     /// and the [`CatalogError`] lists every such tool.
@@ -292,7 +292,7 @@ pub enum ToolErrorReason {
         /// The JSON type found, e.g. `a string`.
         found: &'static str,
     },
-    /// The `name` member is present but not a string, so the tool has no key (DESIGN.md §2).
+    /// The `name` member is present but not a string, so the tool has no key (docs/design.md §2).
     #[error(
         "its \"name\" is {found}, not a string; a tool name must be a string (absent, null or \"\" is keyed tool:unnamed)"
     )]

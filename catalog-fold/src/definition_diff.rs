@@ -1,4 +1,4 @@
-//! A readable difference of two tool definitions (DESIGN.md §9): what a person reviews before
+//! A readable difference of two tool definitions (docs/design.md §9): what a person reviews before
 //! approving a changed definition, and what `toolgate diff` and `toolgate catalog verify` show.
 //!
 //! Only the six members the per-tool digest hashes count (seed 000 §3: `name`, `title`,
@@ -242,7 +242,7 @@ impl fmt::Display for DefinitionDiff {
     }
 }
 
-/// A hashed member of a definition: absent and `null` are both left out (DESIGN.md §2).
+/// A hashed member of a definition: absent and `null` are both left out (docs/design.md §2).
 fn hashed<'a>(definition: &'a Value, member: &str) -> Option<&'a Value> {
     definition
         .as_object()

@@ -1,4 +1,4 @@
-//! Reading a `tools/list` document in any of its three shapes (DESIGN.md §2).
+//! Reading a `tools/list` document in any of its three shapes (docs/design.md §2).
 
 use jcs_digest::StrictJsonError;
 use serde_json::{Map, Value};
@@ -11,7 +11,7 @@ const ACCEPTED_SHAPES: &str = "a bare array of tools, a tools/list result {\"too
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DocumentError {
-    /// The bytes are not strict JSON (DESIGN.md §2, "Strict JSON").
+    /// The bytes are not strict JSON (docs/design.md §2, "Strict JSON").
     #[error("the tools/list document is not strict JSON: {0}")]
     Json(#[from] StrictJsonError),
     /// The document is JSON of none of the three accepted shapes.
@@ -55,7 +55,7 @@ pub enum DocumentError {
 /// Reads the tool definitions of a `tools/list` document.
 ///
 /// The bytes are read with [`jcs_digest::parse_strict`], then one of three shapes is
-/// accepted (DESIGN.md §2):
+/// accepted (docs/design.md §2):
 ///
 /// - a bare array of tool definitions (the seed's input, seed 000 §2);
 /// - a `tools/list` result, `{"tools": [...]}`; other members such as `nextCursor` are

@@ -68,7 +68,7 @@ impl Fold {
 ///    fold hashes the empty text.
 ///
 /// The tool catalog uses the per-tool profile label (`trace.mcp-tool-definition.v1`); the
-/// catalog store folds its entries under `trace.mcp-catalog-entry.v1` (DESIGN.md §4).
+/// catalog store folds its entries under `trace.mcp-catalog-entry.v1` (docs/design.md §4).
 ///
 /// ```
 /// use catalog_fold::fold;

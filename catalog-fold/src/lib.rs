@@ -48,10 +48,10 @@
 //!
 //! - **Labels.** The duplicate and overflow texts use the label of the profile in force
 //!   (`agentavow.mcp-tool-definition.v1.duplicates\n…` under [`Profile::AgentAvow`]),
-//!   DESIGN.md §2. [`fold`] takes any label, so the catalog store can fold its entries under
+//!   docs/design.md §2. [`fold`] takes any label, so the catalog store can fold its entries under
 //!   `trace.mcp-catalog-entry.v1`.
 //! - **Names.** `name` absent, `null` or `""` is keyed `tool:unnamed`; a `name` that is not a
-//!   string is an error for that tool (DESIGN.md §2).
+//!   string is an error for that tool (docs/design.md §2).
 //! - **Nothing is skipped.** A tool that is not an object, has a non-string name or cannot be
 //!   canonicalized leaves the whole catalog without a digest; [`CatalogError`] names every
 //!   such tool by index and key.

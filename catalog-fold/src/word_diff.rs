@@ -1,5 +1,5 @@
 //! Two texts compared word by word, shown as `[-removed-]{+added+}` (the notation of
-//! `wdiff` and `git diff --word-diff=plain`), for the readable difference of DESIGN.md §9.
+//! `wdiff` and `git diff --word-diff=plain`), for the readable difference of docs/design.md §9.
 
 use std::fmt;
 

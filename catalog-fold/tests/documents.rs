@@ -1,4 +1,4 @@
-//! The three document shapes of DESIGN.md §2 and every `DocumentError`.
+//! The three document shapes of docs/design.md §2 and every `DocumentError`.
 
 use catalog_fold::DocumentError;
 use serde_json::json;

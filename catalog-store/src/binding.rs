@@ -1,5 +1,5 @@
 //! The server an entry is bound to, as values: where it is and how to know it is the one
-//! (seed 003 §1, DESIGN.md §3). Reading them from the file is `server.rs`'s business.
+//! (seed 003 §1, docs/design.md §3). Reading them from the file is `server.rs`'s business.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -168,7 +168,7 @@ impl NetworkServer {
 }
 
 /// A local upstream: the process to start and the digests of the files it is started from
-/// (DESIGN.md §3, "Local (stdio) upstreams").
+/// (docs/design.md §3, "Local (stdio) upstreams").
 ///
 /// The child gets exactly [`env`](Self::env) plus the gateway's [`inherit_env`](Self::inherit_env)
 /// variables and runs in [`cwd`](Self::cwd); before every spawn each file of

@@ -1,4 +1,4 @@
-//! `Catalog`: load, validate, refuse collisions, index, measure (seed 003 §2–3, DESIGN.md §4).
+//! `Catalog`: load, validate, refuse collisions, index, measure (seed 003 §2–3, docs/design.md §4).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -151,7 +151,7 @@ impl Catalog {
         &self.entries
     }
 
-    /// The catalog measurement (DESIGN.md §4).
+    /// The catalog measurement (docs/design.md §4).
     pub fn measurement(&self) -> &CatalogMeasurement {
         &self.measurement
     }

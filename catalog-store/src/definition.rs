@@ -1,4 +1,4 @@
-//! The approved definition: MCP or snake_case member names in, MCP names out (DESIGN.md §4).
+//! The approved definition: MCP or snake_case member names in, MCP names out (docs/design.md §4).
 
 use serde_json::{Map, Value};
 

@@ -87,7 +87,7 @@ impl fmt::Display for InvalidReport<'_> {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CatalogError {
-    /// The bytes are not JSON, or JSON the strict reader refuses (DESIGN.md §2, "Strict JSON").
+    /// The bytes are not JSON, or JSON the strict reader refuses (docs/design.md §2, "Strict JSON").
     #[error("the catalog is not strict JSON: {source}")]
     Json {
         /// The reader's error, with line, column and JSON Pointer.
@@ -181,7 +181,7 @@ pub enum CatalogError {
         first: String,
     },
     /// The anchors do not form a usable set (`server-identity`'s rules, seed 003 §1 and
-    /// DESIGN.md §3): no anchor at all, `tls_trust` `pin` without a fingerprint or with a SPIFFE
+    /// docs/design.md §3): no anchor at all, `tls_trust` `pin` without a fingerprint or with a SPIFFE
     /// ID, or backups without a primary fingerprint.
     #[error("{at}: {source}")]
     Anchors {
@@ -191,7 +191,7 @@ pub enum CatalogError {
         /// The rule that is broken, with its fix.
         source: AnchorsError,
     },
-    /// `spiffe_id` together with an explicit `tls_trust: "webpki"` (DESIGN.md §3): an
+    /// `spiffe_id` together with an explicit `tls_trust: "webpki"` (docs/design.md §3): an
     /// X509-SVID carries no host name for the web PKI check, the SPIFFE ID and its trust
     /// domain's bundle replace that check, so writing both is a misunderstanding.
     #[error(

@@ -1,4 +1,4 @@
-//! Invisible and direction-changing characters in a tool definition (DESIGN.md §9: what a
+//! Invisible and direction-changing characters in a tool definition (docs/design.md §9: what a
 //! person approves must be what the model reads).
 //!
 //! A definition's text is read by two audiences: the person who approves it, through an

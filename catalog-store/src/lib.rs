@@ -56,7 +56,7 @@
 //! # What is checked
 //!
 //! Every problem is reported, not only the first, each naming the entry (index and
-//! `tool_name`), the field (a JSON Pointer) and the fix: strict JSON (DESIGN.md §2); unknown
+//! `tool_name`), the field (a JSON Pointer) and the fix: strict JSON (docs/design.md §2); unknown
 //! members anywhere; missing members; an identity anchor on every server; `https` URLs with a
 //! host and no user info or fragment; for local (stdio) servers, a `command` whose program is
 //! absolute or found on `PATH` and listed in `entrypoint_digests`, an absolute `cwd`, `env` and

@@ -1,5 +1,5 @@
 //! A local server's members: `command`, `cwd`, `env`, `inherit_env`, `entrypoint_digests`
-//! (DESIGN.md §3, "Local (stdio) upstreams"). Every problem is recorded, at its member.
+//! (docs/design.md §3, "Local (stdio) upstreams"). Every problem is recorded, at its member.
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;

@@ -1,4 +1,4 @@
-//! The catalog measurement: one digest over every binding (DESIGN.md §4).
+//! The catalog measurement: one digest over every binding (docs/design.md §4).
 //!
 //! Per entry, the SHA-256 of the RFC 8785 form of
 //!
@@ -71,7 +71,7 @@ pub(crate) fn entry_preimage(entry: &CatalogEntry) -> Vec<u8> {
     }
 }
 
-/// A local server's preimage (DESIGN.md §4): `command`, `cwd`, `env`, `inherit_env` and
+/// A local server's preimage (docs/design.md §4): `command`, `cwd`, `env`, `inherit_env` and
 /// `entrypoint_digests` in place of the network members. `command` is as written (the
 /// program it resolves to depends on the machine; its digest is measured), `inherit_env`
 /// sorted (a set), `entrypoint_digests` under their resolved absolute paths. Object members

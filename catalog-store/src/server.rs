@@ -1,4 +1,4 @@
-//! `server`: the upstream a tool is bound to, and its identity anchors (seed 003 §1, DESIGN.md §3).
+//! `server`: the upstream a tool is bound to, and its identity anchors (seed 003 §1, docs/design.md §3).
 
 use std::ffi::OsStr;
 

@@ -1,7 +1,7 @@
 //! Warnings that do not refuse a catalog: names outside MCP's recommended form, lookalike
 //! names across servers and names equal after NFC (the shadowing that exact name collisions,
 //! seed 003 §3, do not catch), and invisible or direction-changing characters in names and
-//! approved definitions (DESIGN.md §9).
+//! approved definitions (docs/design.md §9).
 
 use std::collections::HashMap;
 use std::fmt;
@@ -66,7 +66,7 @@ pub enum CatalogWarning {
     },
     /// A text of the approved definition (a string value or a member name, found by
     /// [`invisible_text`](crate::invisible_text)) holds invisible or direction-changing
-    /// characters: what the approver saw is not what the model reads (DESIGN.md §9).
+    /// characters: what the approver saw is not what the model reads (docs/design.md §9).
     InvisibleCharacters {
         /// The entry's index.
         index: usize,

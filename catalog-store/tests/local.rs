@@ -1,4 +1,4 @@
-//! Local (stdio) servers (DESIGN.md §3): `command`, `cwd`, `env`, `inherit_env` and
+//! Local (stdio) servers (docs/design.md §3): `command`, `cwd`, `env`, `inherit_env` and
 //! `entrypoint_digests`, each error with its exact message, the measurement and the
 //! one-identity rule. Expected digests: python3 + hashlib, as in `support`.
 
@@ -25,7 +25,7 @@ const ML: &str = "sha256:87481dbc26fe52237e536816915cadbf6efc61f8d88742e9ed76357
 
 const E0: &str = "entry 0 (tool_name \"everything.echo\")";
 
-/// DESIGN.md §3's example: an absolute program, a digest path relative to `cwd`.
+/// docs/design.md §3's example: an absolute program, a digest path relative to `cwd`.
 fn local_entry() -> Value {
     json!({
         "tool_name": "everything.echo",

@@ -1,4 +1,4 @@
-//! The catalog measurement (DESIGN.md §4): independently computed values, a change to any
+//! The catalog measurement (docs/design.md §4): independently computed values, a change to any
 //! binding changes it, and nothing else does.
 //!
 //! Expected values: python3 + hashlib (see `support`). Per entry,

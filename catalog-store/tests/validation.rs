@@ -359,7 +359,7 @@ fn pin_trust_with_a_spiffe_id_is_refused() {
 
 #[test]
 fn a_spiffe_id_with_an_explicit_webpki_trust_is_refused() {
-    // DESIGN.md §3: the SVID replaces the web PKI check; the default (absent) is fine.
+    // docs/design.md §3: the SVID replaces the web PKI check; the default (absent) is fine.
     assert_eq!(
         single_error(with(entry_one(), "/server/tls_trust", json!("webpki"))),
         format!(

@@ -10,7 +10,7 @@ use libfuzzer_sys::fuzz_target;
 
 /// Whether `literal` is the canonical text of an integral double of magnitude in
 /// [2^53, 1e21): the one kind of canonical text the strict reader refuses by design (an
-/// integer literal outside ±(2^53−1), DESIGN.md §2).
+/// integer literal outside ±(2^53−1), docs/design.md §2).
 fn is_large_integral_double(literal: &str) -> bool {
     literal
         .trim_start_matches('-')

@@ -5,7 +5,7 @@
 //! same message; an SSE stream gives the same messages whether it arrives whole or split at any
 //! byte; a header value round-trips through its encoding.
 //!
-//! The raw pass-through path (tool-call arguments and results, DESIGN.md §5): whatever the
+//! The raw pass-through path (tool-call arguments and results, docs/design.md §5): whatever the
 //! strict reader accepts is well-formed; a well-formed text is carried byte for byte as a
 //! result and as tools/call arguments through serialization and parsing (also split into SSE
 //! data lines); adding `resultType` to a well-formed object keeps it well-formed and leaves

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-/// What the strict reader refused (DESIGN.md §2, "Strict JSON").
+/// What the strict reader refused (docs/design.md §2, "Strict JSON").
 ///
 /// Pointers are [RFC 6901](https://www.rfc-editor.org/rfc/rfc6901) JSON Pointers (`""` is the
 /// whole document, `/tools/0/name` a member of an element); `~` and `/` in member names are

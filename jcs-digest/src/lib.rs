@@ -53,7 +53,7 @@
 //! literals outside ±(2^53−1); numbers that overflow a double; invalid UTF-8 and lone
 //! surrogate escapes; nesting deeper than [`StrictReader::DEFAULT_MAX_DEPTH`]; and everything
 //! else RFC 8259 does not allow. Two parties reading the same bytes therefore hash the same
-//! value, or neither hashes anything (DESIGN.md §2, "Strict JSON").
+//! value, or neither hashes anything (docs/design.md §2, "Strict JSON").
 //!
 //! [`canonicalize`] accepts any `serde_json::Value` except one holding an integer outside
 //! ±(2^53−1) (which only a value built in code can hold); NaN and infinities cannot be held

@@ -1,5 +1,5 @@
 //! The strict reader: JSON bytes to a `serde_json::Value`, refusing what two parties could read
-//! differently (DESIGN.md §2, "Strict JSON").
+//! differently (docs/design.md §2, "Strict JSON").
 //!
 //! The parser is iterative: open arrays and objects live on an explicit stack, so the depth
 //! limit is the only bound on nesting and a deep document is an error, never a stack overflow.

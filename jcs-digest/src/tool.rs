@@ -1,4 +1,4 @@
-//! The per-tool definition digest (seed 000 §3, DESIGN.md §2).
+//! The per-tool definition digest (seed 000 §3, docs/design.md §2).
 //!
 //! The preimage `{"profile":LABEL,"tool":{…}}` is written directly in canonical form: the
 //! wrapper's two names and the six member names are fixed ASCII, so their order is known and

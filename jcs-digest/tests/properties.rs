@@ -98,7 +98,7 @@ proptest! {
 
     /// canonicalize ∘ parse_strict is the identity on canonical bytes, except for integral
     /// doubles in [2^53, 1e21), whose canonical text the strict reader refuses as an integer
-    /// literal outside ±(2^53−1) (DESIGN.md §2).
+    /// literal outside ±(2^53−1) (docs/design.md §2).
     #[test]
     fn canonicalization_is_idempotent(value in json_value(finite_double())) {
         let canonical = canonicalize(&value).unwrap();

@@ -1,4 +1,4 @@
-//! Every refusal in the strict-JSON table (DESIGN.md §2) and of the JSON grammar, with the
+//! Every refusal in the strict-JSON table (docs/design.md §2) and of the JSON grammar, with the
 //! exact kind, offset, line, column and (once per kind at least) the exact Display text.
 //! Offsets were counted by hand from the inputs written here.
 

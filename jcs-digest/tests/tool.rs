@@ -1,4 +1,4 @@
-//! The per-tool definition digest (seed 000 §3, DESIGN.md §2).
+//! The per-tool definition digest (seed 000 §3, docs/design.md §2).
 //!
 //! The deepwiki digests were computed independently with the Python reference implementation
 //! of RFC 8785 (`python3 -m venv /tmp/v && /tmp/v/bin/pip install rfc8785==0.1.4`):

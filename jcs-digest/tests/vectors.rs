@@ -145,7 +145,7 @@ fn appendix_b_nan_and_infinity_rows_are_refused() {
 
 /// The finite rows given as JSON text (their expected text): the reader and canonicalizer
 /// reproduce them, except the five integer literals outside ±(2^53−1), which the strict reader
-/// refuses by design (DESIGN.md §2) even though they are the canonical form of a double.
+/// refuses by design (docs/design.md §2) even though they are the canonical form of a double.
 #[test]
 fn appendix_b_finite_rows_from_text() {
     let mut reproduced = 0;

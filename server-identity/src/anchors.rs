@@ -113,7 +113,7 @@ impl ServerAnchorsBuilder {
             if self.fingerprint.is_none() {
                 return Err(AnchorsError::PinTrustWithoutFingerprint);
             }
-            // `pin` means "no chain check"; a SPIFFE ID requires its bundle chain (DESIGN §3).
+            // `pin` means "no chain check"; a SPIFFE ID requires its bundle chain (docs/design.md §3).
             if self.spiffe_id.is_some() {
                 return Err(AnchorsError::PinTrustWithSpiffeId);
             }

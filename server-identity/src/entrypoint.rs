@@ -1,5 +1,5 @@
 //! Entrypoint digests: the identity anchor of a local (stdio) MCP server, the SHA-256 of each
-//! file it is started from, checked before every spawn (DESIGN §3 "Local (stdio) upstreams").
+//! file it is started from, checked before every spawn (docs/design.md §3 "Local (stdio) upstreams").
 
 use std::collections::BTreeMap;
 use std::fmt;

@@ -1,5 +1,5 @@
 //! `IdentityError`: why a handshake was refused, precise enough to log and act on
-//! (seed 003 §4 "Identity Mismatch Handling", DESIGN §3 "Failures carry a precise reason").
+//! (seed 003 §4 "Identity Mismatch Handling", docs/design.md §3 "Failures carry a precise reason").
 
 use std::fmt;
 use std::io;

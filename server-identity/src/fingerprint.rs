@@ -1,5 +1,5 @@
 //! `Fingerprint`: the SHA-256 of a server's key or certificate, as the catalog pins it
-//! (seed 003 §1 "TLS Fingerprint", DESIGN §3).
+//! (seed 003 §1 "TLS Fingerprint", docs/design.md §3).
 
 use std::fmt;
 use std::hash::{Hash, Hasher};
@@ -25,7 +25,7 @@ const MAX_ECHO: usize = 100;
 /// A SHA-256 fingerprint: 32 bytes, compared in constant time.
 ///
 /// Displayed in the canonical form `SHA256:<64 lowercase hex>`; parsed from every form of
-/// DESIGN §3 (see [`FromStr`](#impl-FromStr-for-Fingerprint)).
+/// docs/design.md §3 (see [`FromStr`](#impl-FromStr-for-Fingerprint)).
 #[derive(Clone, Copy)]
 pub struct Fingerprint([u8; 32]);
 
@@ -59,7 +59,7 @@ impl Fingerprint {
     }
 }
 
-// Constant-time (DESIGN §3): a pin comparison must not leak how many leading bytes matched.
+// Constant-time (docs/design.md §3): a pin comparison must not leak how many leading bytes matched.
 impl PartialEq for Fingerprint {
     fn eq(&self, other: &Fingerprint) -> bool {
         self.0.ct_eq(&other.0).into()
@@ -128,7 +128,7 @@ pub enum FingerprintError {
 impl FromStr for Fingerprint {
     type Err = FingerprintError;
 
-    /// Parses every input form of DESIGN §3. Surrounding white space (a pasted line) is
+    /// Parses every input form of docs/design.md §3. Surrounding white space (a pasted line) is
     /// ignored; anything else that is not exactly one of the forms is an error.
     fn from_str(input: &str) -> Result<Fingerprint, FingerprintError> {
         let text = input.trim();

@@ -1,5 +1,5 @@
 //! `RotationMode` and `TlsTrust`: how a pin is computed and what else the chain must satisfy
-//! (seed 003 §4 "Cert Rotation Policy", DESIGN §3).
+//! (seed 003 §4 "Cert Rotation Policy", docs/design.md §3).
 
 use std::fmt;
 use std::str::FromStr;
@@ -47,7 +47,7 @@ impl FromStr for RotationMode {
     }
 }
 
-/// What, besides the pin, the server's chain must satisfy (DESIGN §3 `tls_trust`).
+/// What, besides the pin, the server's chain must satisfy (docs/design.md §3 `tls_trust`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum TlsTrust {
     /// The default: the chain must validate to the trust roots for the URL's host name, then

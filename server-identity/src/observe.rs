@@ -1,5 +1,5 @@
 //! `Observation`: what a server presented, trusted by nothing, to write its catalog entry
-//! (DESIGN §6 `toolgate identity`). Pure: the caller makes the connection (through
+//! (docs/design.md §6 `toolgate identity`). Pure: the caller makes the connection (through
 //! [`danger::ObservingVerifier`](crate::danger::ObservingVerifier)) and hands over the chain;
 //! this crate does no network I/O.
 

@@ -1,4 +1,4 @@
-//! Which pin a presented leaf matched, and the per-connection record of it (DESIGN §3: "the
+//! Which pin a presented leaf matched, and the per-connection record of it (docs/design.md §3: "the
 //! identity recorded for a decision is the one presented on the connection that carried that
 //! request, and says which pin matched").
 

@@ -1,5 +1,5 @@
 //! `ServerIdentityVerifier`: a rustls `ServerCertVerifier` that enforces a server's anchors
-//! inside the handshake (seed 003 §4 steps 5–8, DESIGN §3).
+//! inside the handshake (seed 003 §4 steps 5–8, docs/design.md §3).
 //!
 //! Assembled from rustls' own pieces, as `rustls::client::WebPkiServerVerifier` is: webpki path
 //! building with the provider's algorithms, webpki's name check, and handshake signatures
@@ -149,7 +149,7 @@ impl ServerIdentityVerifier {
     }
 }
 
-/// X509-SVID checks (DESIGN §3 `spiffe_id`), then the chain to the bundle.
+/// X509-SVID checks (docs/design.md §3 `spiffe_id`), then the chain to the bundle.
 fn check_svid(
     leaf: &Leaf,
     expected: &SpiffeId,

@@ -1,4 +1,4 @@
-//! Every accepted and rejected `Fingerprint` text form (DESIGN §3), with exact errors.
+//! Every accepted and rejected `Fingerprint` text form (docs/design.md §3), with exact errors.
 
 use server_identity::{Fingerprint, FingerprintError};
 

@@ -1,4 +1,4 @@
-//! The fourteen rows of the identity contract (DESIGN §3, seed 003 §4), each a real handshake
+//! The fourteen rows of the identity contract (docs/design.md §3, seed 003 §4), each a real handshake
 //! over loopback, over TLS 1.3 and 1.2 and over ECDSA P-256, Ed25519 and RSA-2048 keys. Every refusal
 //! asserts the exact reason and that the server read zero bytes of application data.
 

@@ -1,6 +1,6 @@
 //! Every connection made with `client_config` is a full handshake, even against a server that
 //! issues session tickets, and a server that changes its key while keeping its ticket keys is
-//! refused on the next connection (DESIGN §3 "Every connection is a full handshake").
+//! refused on the next connection (docs/design.md §3 "Every connection is a full handshake").
 //!
 //! Regression: `client_config` used to keep rustls' default `Resumption`; a resumed handshake
 //! presents no certificate, so the pinning verifier never ran on nine connections out of ten.

@@ -6,7 +6,7 @@
 mod pki;
 // A tokio-rustls server on 127.0.0.1 that counts the plaintext bytes it receives.
 mod loopback;
-// The fourteen handshake rows of DESIGN §3, over TLS 1.3/1.2 and P-256/Ed25519.
+// The fourteen handshake rows of docs/design.md §3, over TLS 1.3/1.2 and P-256/Ed25519.
 mod handshake;
 // Fingerprint text forms: every accepted spelling, every rejection with its exact error.
 mod fingerprint_parse;

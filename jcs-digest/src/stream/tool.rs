@@ -1,5 +1,5 @@
 //! Tool definitions read from the bytes: the six members of the per-tool digest written
-//! canonically, everything else checked and skipped (seed 000 §3, DESIGN.md §2).
+//! canonically, everything else checked and skipped (seed 000 §3, docs/design.md §2).
 
 use std::sync::mpsc;
 
