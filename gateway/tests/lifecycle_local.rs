@@ -171,10 +171,28 @@ fn a_changed_description_is_named_by_verify_and_approve_takes_it() {
     // its definitions can change under the same identity (a rug-pull by the server itself).
     let pinned = pin(
         &files,
-        &["--catalog", path(&catalog), "--tool", "echo"],
+        &["--catalog", path(&catalog), "--tool", "echo", "--json"],
         &["--tools=tools.json"],
     );
     assert_eq!(pinned.code, 0, "{}", pinned.stderr);
+    let summary: Value = serde_json::from_str(&pinned.stdout).unwrap();
+    let echo_hash =
+        jcs_digest::tool_definition_digest(&served(&files, "echo"), jcs_digest::Profile::Trace)
+            .unwrap()
+            .to_string();
+    assert_eq!(
+        summary,
+        json!({
+            "catalog": catalog.display().to_string(),
+            "command": [TOOLGATE, "demo-upstream", "--stdio", "--tools=tools.json"],
+            "program": TOOLGATE,
+            "cwd": files.dir.display().to_string(),
+            "entrypoint_digests": {TOOLGATE: digest(Path::new(TOOLGATE))},
+            "tools": [{"tool_name": "demo.echo", "upstream_name": "echo", "definition_hash": echo_hash}],
+            "not_pinned": ["add", "environment"],
+            "warnings": [],
+        })
+    );
     assert!(
         pinned
             .stderr
@@ -332,6 +350,40 @@ fn a_changed_entrypoint_is_an_identity_mismatch_and_approve_refuses_it() {
             catalog.display()
         )
     );
+    assert_eq!(std::fs::read(&catalog).unwrap(), before);
+
+    // A pinned file gone: the same mismatch, with why it could not be read.
+    std::fs::remove_file(&files.tools).unwrap();
+    let gone = toolgate(&["catalog", "verify", path(&catalog)]);
+    assert_eq!(gone.code, 1, "{}{}", gone.stdout, gone.stderr);
+    let lines: Vec<&str> = gone.stdout.lines().collect();
+    assert_eq!(
+        lines[1],
+        format!(
+            "  identity_mismatch (entrypoint): identity mismatch (entrypoint): cannot read \
+             {tools_path} to check its digest: No such file or directory (os error 2); the server \
+             was not started; check the path and its permissions, or if the change was intended \
+             (an upgrade), re-pin with `toolgate identity --command -- CMD ARGS…` and update \
+             entrypoint_digests in the catalog; otherwise find out who changed it"
+        )
+    );
+    assert_eq!(
+        lines[2..4],
+        [
+            format!("  expected   {pinned_digest}  {tools_path}"),
+            "  observed   unreadable: No such file or directory (os error 2)".to_owned(),
+        ]
+    );
+    let json = toolgate(&["catalog", "verify", path(&catalog), "--json"]);
+    let report: Value = serde_json::from_str(&json.stdout).unwrap();
+    let mismatch = &report["servers"][0]["identity_mismatch"];
+    assert_eq!(mismatch["expected"], json!({"digest": pinned_digest}));
+    assert_eq!(
+        mismatch["presented"],
+        json!({"error": "No such file or directory (os error 2)"})
+    );
+    let approve = approve_echo(&catalog, "mallory");
+    assert_eq!(approve.code, 1, "{}{}", approve.stdout, approve.stderr);
     assert_eq!(std::fs::read(&catalog).unwrap(), before);
 }
 

@@ -142,8 +142,13 @@ pub(crate) async fn list_local_tools(
     }
 }
 
-/// A runtime for one command: several servers are reached at once.
+/// A runtime for one command: several servers are reached at once. With `RUST_LOG` set, the
+/// log goes to stderr as under `serve` (`RUST_LOG=info` shows what a local server writes on its
+/// stderr, the first thing to read when it fails to start); without it, nothing is logged.
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    if std::env::var_os("RUST_LOG").is_some() {
+        crate::cmd::serve::init_logging();
+    }
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
