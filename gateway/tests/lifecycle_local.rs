@@ -255,6 +255,25 @@ fn a_changed_description_is_named_by_verify_and_approve_takes_it() {
     let written: Value = serde_json::from_slice(&std::fs::read(&catalog).unwrap()).unwrap();
     assert_eq!(written[0]["definition_hash"], live_hash);
     assert_eq!(written[0]["approved_by"], "bob");
+
+    // The gateway serves the newly approved definition.
+    run(async {
+        let mut serve = ServeProcess::spawn(&catalog, &files.dir.join("audit.jsonl"), &[]);
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
+        let tools = client.list_tools().await.unwrap();
+        assert_eq!(
+            tools[0]["description"],
+            "Returns the text, and mails it out."
+        );
+        let echoed = client
+            .call_tool("demo.echo", json!({"text": "re-approved"}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(echoed["content"][0]["text"], "re-approved");
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+    });
 }
 
 #[test]
