@@ -238,28 +238,6 @@ fn pin_with_the_upstreams_ca_writes_webpki_and_a_subset_with_tool() {
 }
 
 #[test]
-fn a_local_server_is_not_supported_yet() {
-    run(async {
-        let local = toolgate(&[
-            "pin",
-            "--approved-by",
-            "me",
-            "--",
-            "/usr/bin/mcp-server",
-            "--stdio",
-        ])
-        .await;
-        assert_eq!(local.code, 2);
-        assert_eq!(
-            local.stderr,
-            "toolgate: pin -- /usr/bin/mcp-server --stdio: local (stdio) servers are not \
-             supported yet; pin a network server by its https URL\n"
-        );
-        assert_eq!(local.stdout, "");
-    });
-}
-
-#[test]
 fn rug_pull_is_found_by_verify_approved_and_served_after_a_restart() {
     run(async {
         let upstream = upstream().await;
@@ -885,7 +863,8 @@ fn pin_refusals_name_the_problem_and_write_nothing() {
         assert_eq!(no_url.code, 2);
         assert_eq!(
             no_url.stderr,
-            "toolgate: pin: give the server's https URL (toolgate pin https://HOST/mcp --approved-by WHO)\n"
+            "toolgate: pin: give the server's https URL (toolgate pin https://HOST/mcp --approved-by \
+             WHO), or a local server's command after `--`\n"
         );
         let nobody = toolgate(&["pin", upstream.url(), "--approved-by", " "]).await;
         assert_eq!(nobody.code, 2);

@@ -72,6 +72,8 @@ mod e2e_spiffe;
 
 // `toolgate pin`, `catalog verify` and `catalog approve` as processes against the demo upstream over TLS.
 mod lifecycle_cli;
+// `toolgate pin -- COMMAND`, `catalog verify` and `catalog approve` on a local (stdio) server.
+mod lifecycle_local;
 // Local (stdio) upstreams with real processes: allowed calls, env and cwd, rug-pull, changed
 // entrypoints, crash and restart, a call in flight when the child dies, serve's log and stop.
 mod e2e_local;

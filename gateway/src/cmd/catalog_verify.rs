@@ -20,9 +20,12 @@ use server_identity::{IdentityError, Observation};
 use crate::cmd::approval::served_name;
 use crate::cmd::common::{profile_from_label, write_stdout};
 use crate::cmd::invisible::invisible_warnings;
-use crate::cmd::reach::{ListFailure, ReachArgs, Trust, list_tools, observe_identity, runtime};
+use crate::cmd::reach::{
+    ListFailure, ReachArgs, Trust, list_local_tools, list_tools, observe_identity, runtime,
+};
 use crate::input::display_name;
 use crate::outcome::{Failure, Verdict};
+use toolgate::local::LocalCommand;
 
 /// `toolgate catalog verify`
 #[derive(Debug, clap::Args)]
@@ -62,10 +65,22 @@ pub(crate) async fn reach_server(
     timeout: Duration,
 ) -> Reached {
     let Some(network) = binding.network() else {
-        return Reached::Unreachable(format!(
-            "{}: local (stdio) servers are not reached by this command yet",
-            binding.location_text()
-        ));
+        let Some(local) = binding.local() else {
+            return Reached::Unreachable(format!(
+                "{}: this kind of server is not reached by this command",
+                binding.location_text()
+            ));
+        };
+        // Started with the catalog's own settings; an entrypoint that changed refuses the
+        // start (nothing runs) and is reported with both digests.
+        return match list_local_tools(LocalCommand::from_catalog(local), timeout).await {
+            Ok(tools) => Reached::Listed(tools),
+            Err(ListFailure::Identity(error)) => Reached::IdentityMismatch {
+                error,
+                presented: None,
+            },
+            Err(ListFailure::Unavailable(why)) => Reached::Unreachable(why),
+        };
     };
     let url = network.url();
     match list_tools(url, network.anchors(), trust, timeout).await {
@@ -163,6 +178,42 @@ pub(crate) fn tool_state<'a>(entry: &CatalogEntry, served: &'a [Value]) -> ToolS
     }
 }
 
+/// A local server's entrypoint that did not verify: the path, its pinned digest, and the digest
+/// read now (or why it could not be read).
+struct EntrypointFailure {
+    path: String,
+    expected: Option<String>,
+    observed: Result<String, String>,
+}
+
+impl EntrypointFailure {
+    fn of(binding: &ServerBinding, error: &IdentityError) -> Option<EntrypointFailure> {
+        match error {
+            IdentityError::EntrypointMismatch {
+                path,
+                expected,
+                observed,
+            } => Some(EntrypointFailure {
+                path: path.display().to_string(),
+                expected: Some(expected.to_string()),
+                observed: Ok(observed.to_string()),
+            }),
+            IdentityError::EntrypointUnreadable { path, detail } => Some(EntrypointFailure {
+                path: path.display().to_string(),
+                expected: binding.local().and_then(|local| {
+                    local
+                        .entrypoint_digests()
+                        .iter()
+                        .find(|(pinned, _)| *pinned == path.as_path())
+                        .map(|(_, digest)| digest.to_string())
+                }),
+                observed: Err(detail.clone()),
+            }),
+            _ => None,
+        }
+    }
+}
+
 /// The lines an identity mismatch is reported with, and its JSON.
 pub(crate) fn mismatch_lines(
     binding: &ServerBinding,
@@ -170,6 +221,18 @@ pub(crate) fn mismatch_lines(
     presented: Option<&Observation>,
 ) -> Vec<String> {
     let mut lines = vec![format!("identity_mismatch ({}): {error}", error.anchor())];
+    if let Some(failure) = EntrypointFailure::of(binding, error) {
+        lines.push(format!(
+            "expected   {}  {}",
+            failure.expected.as_deref().unwrap_or("(a pinned digest)"),
+            failure.path
+        ));
+        lines.push(match &failure.observed {
+            Ok(digest) => format!("observed   {digest}  {}", failure.path),
+            Err(detail) => format!("observed   unreadable: {detail}"),
+        });
+        return lines;
+    }
     lines.push(format!("expected   {}", expected_text(binding)));
     lines.push(match presented {
         Some(seen) => format!(
@@ -220,6 +283,18 @@ fn mismatch_json(
     error: &IdentityError,
     presented: Option<&Observation>,
 ) -> Value {
+    if let Some(failure) = EntrypointFailure::of(binding, error) {
+        return json!({
+            "anchor": error.anchor().to_string(),
+            "message": error.to_string(),
+            "path": failure.path,
+            "expected": failure.expected.map(|digest| json!({"digest": digest})),
+            "presented": match failure.observed {
+                Ok(digest) => json!({"digest": digest}),
+                Err(detail) => json!({"error": detail}),
+            },
+        });
+    }
     let network = binding.network();
     json!({
         "anchor": error.anchor().to_string(),
@@ -350,6 +425,7 @@ fn report_server(
     }
     let mut json = json!({
         "url": binding.network().map(|network| network.url().as_str()),
+        "command": binding.local().map(|local| local.command()),
         "display_name": binding.display_name(),
         "identity": Value::Null,
         "identity_mismatch": Value::Null,

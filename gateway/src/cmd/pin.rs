@@ -1,8 +1,17 @@
-//! `toolgate pin URL …`: trust a server on first use and write its catalog entries
-//! (docs/design.md §9): observe what it presents and what it lists, say plainly what is about
-//! to be trusted, and write complete entries to stdout or merge them into `--catalog FILE`.
+//! `toolgate pin URL …` and `toolgate pin … -- COMMAND ARGS…`: trust a server on first use and
+//! write its catalog entries (docs/design.md §9): observe what it presents (a network server's
+//! TLS identity, a local server's entrypoint digests) and what it lists, say plainly what is
+//! about to be trusted, and write complete entries to stdout or merge them into `--catalog FILE`.
+//!
+//! A local server is started exactly as the gateway will start it (the same program, arguments,
+//! `cwd`, `env` and `inherit_env`, through `LocalUpstream`, which verifies the digests first),
+//! listed, and stopped. Its `inherit_env` defaults to `PATH` and `HOME`: `PATH` so that a
+//! `#!/usr/bin/env` script and the programs a server runs are found, `HOME` because
+//! interpreters and package managers (node, npm, Python, uv) read their configuration and caches
+//! under it; nothing else of the caller's environment (tokens, keys) reaches the server unless
+//! named. `--inherit-env` replaces the default.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -13,9 +22,13 @@ use server_identity::{Observation, RotationMode, ServerAnchors, SpiffeId, TlsTru
 use crate::cmd::approval::{approve, check_approver, now_rfc3339, served_name};
 use crate::cmd::catalog_text::{CatalogText, new_document, write_atomically};
 use crate::cmd::common::write_stdout;
+use crate::cmd::identity_command::Entrypoints;
 use crate::cmd::invisible::invisible_warnings;
-use crate::cmd::reach::{ListFailure, ReachArgs, Trust, list_tools, observe_identity, runtime};
+use crate::cmd::reach::{
+    ListFailure, ReachArgs, Trust, list_local_tools, list_tools, observe_identity, runtime,
+};
 use crate::outcome::{Failure, Verdict};
+use toolgate::local::LocalCommand;
 
 /// `toolgate pin`
 #[derive(Debug, clap::Args)]
@@ -42,41 +55,176 @@ pub(crate) struct PinArgs {
     pub(crate) json: bool,
     #[command(flatten)]
     pub(crate) reach: ReachArgs,
-    /// A local (stdio) server's command line, after `--`: not supported yet.
+    /// With `-- COMMAND`: the directory the server runs in, and against which relative
+    /// arguments are looked up to pin; written as the entry's `cwd`. Default: the current one.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+    /// With `-- COMMAND`: a variable of the gateway's environment the server inherits
+    /// (repeatable; written as `inherit_env`). Default: `PATH` and `HOME`; naming any replaces
+    /// the default.
+    #[arg(long = "inherit-env", value_name = "VAR")]
+    pub(crate) inherit_env: Vec<String>,
+    /// With `-- COMMAND`: a variable set for the server (repeatable; written in `env`, so in
+    /// the catalog file: name a secret with --inherit-env instead).
+    #[arg(long = "env", value_name = "K=V")]
+    pub(crate) env: Vec<String>,
+    /// A local (stdio) server's command line, after `--`: the program (an absolute path, or a
+    /// name looked up on PATH) and its arguments; the program and every argument naming an
+    /// existing file are pinned by digest.
     #[arg(last = true, value_name = "COMMAND")]
     pub(crate) command: Vec<String>,
 }
 
+/// What is pinned: a network server by URL, or a local one by its command line.
+enum Target {
+    Network(UpstreamUrl),
+    Local(Box<LocalPlan>),
+}
+
+impl Target {
+    fn label(&self) -> String {
+        match self {
+            Target::Network(url) => url.as_str().to_owned(),
+            Target::Local(plan) => plan.command.label(),
+        }
+    }
+}
+
+/// A local server as it will be started and written.
+struct LocalPlan {
+    argv: Vec<String>,
+    found: Entrypoints,
+    command: LocalCommand,
+}
+
+impl LocalPlan {
+    fn parse(args: &PinArgs) -> Result<LocalPlan, Failure> {
+        let here = std::env::current_dir()
+            .map_err(|error| Failure::io("cannot read the current directory", error))?;
+        let cwd = match &args.cwd {
+            Some(dir) => here.join(dir),
+            None => here,
+        };
+        if !cwd.is_dir() {
+            return Err(Failure::Usage(format!(
+                "--cwd {}: not a directory (the server runs in it)",
+                cwd.display()
+            )));
+        }
+        let mut env = BTreeMap::new();
+        for pair in &args.env {
+            let Some((name, value)) = pair.split_once('=').filter(|(name, _)| !name.is_empty())
+            else {
+                return Err(Failure::Usage(format!(
+                    "--env {pair:?}: write NAME=VALUE (a variable set for the server)"
+                )));
+            };
+            if env.insert(name.to_owned(), value.to_owned()).is_some() {
+                return Err(Failure::Usage(format!("--env {name}: given twice")));
+            }
+        }
+        let inherit_env: Vec<String> = if args.inherit_env.is_empty() {
+            ["PATH", "HOME"]
+                .into_iter()
+                .filter(|name| !env.contains_key(*name))
+                .map(str::to_owned)
+                .collect()
+        } else {
+            let mut names: Vec<String> = Vec::new();
+            for name in &args.inherit_env {
+                if env.contains_key(name) {
+                    return Err(Failure::Usage(format!(
+                        "--inherit-env {name} and --env {name}=…: a variable is either set or \
+                         inherited"
+                    )));
+                }
+                if !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+            names
+        };
+        let found = Entrypoints::compute(&args.command, &cwd, std::env::var_os("PATH").as_deref())?;
+        let name = found.program.file_name().map_or_else(
+            || found.program.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let mut command = LocalCommand::new(name, &found.program, &cwd);
+        command.args = args.command.iter().skip(1).cloned().collect();
+        command.env = env;
+        command.inherit_env = inherit_env;
+        command.entrypoints = found.digests();
+        Ok(LocalPlan {
+            argv: args.command.clone(),
+            found,
+            command,
+        })
+    }
+
+    fn server_json(&self) -> Value {
+        json!({
+            "command": self.argv,
+            "cwd": self.command.cwd.display().to_string(),
+            "env": self.command.env,
+            "inherit_env": self.command.inherit_env,
+            "entrypoint_digests": self.found.digests_object(),
+        })
+    }
+}
+
+/// What identifies the pinned server, as observed.
+enum Seen {
+    Network {
+        observation: Box<Observation>,
+        spiffe_id: Option<SpiffeId>,
+        /// `None` with a SPIFFE ID: its bundle replaces the web PKI (docs/design.md §3).
+        tls_trust: Option<TlsTrust>,
+    },
+    Local(Box<LocalPlan>),
+}
+
 /// What was observed and decided, for the report.
 struct Pinned {
-    observation: Observation,
-    spiffe_id: Option<SpiffeId>,
-    /// `None` with a SPIFFE ID: its bundle replaces the web PKI (docs/design.md §3).
-    tls_trust: Option<TlsTrust>,
+    seen: Seen,
     entries: Vec<Value>,
     /// Served tools not pinned (not named with --tool).
     left_out: Vec<String>,
     warnings: Vec<String>,
 }
 
-pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
+fn target(args: &PinArgs) -> Result<Target, Failure> {
     if !args.command.is_empty() {
-        return Err(Failure::Usage(format!(
-            "pin -- {}: local (stdio) servers are not supported yet; pin a network server by \
-             its https URL",
-            args.command.join(" ")
-        )));
+        if let Some(url) = &args.url {
+            return Err(Failure::Usage(format!(
+                "pin {url} -- {}: give a URL or a command, not both",
+                args.command.join(" ")
+            )));
+        }
+        return Ok(Target::Local(Box::new(LocalPlan::parse(args)?)));
+    }
+    if args.cwd.is_some() || !args.env.is_empty() || !args.inherit_env.is_empty() {
+        return Err(Failure::Usage(
+            "pin: --cwd, --env and --inherit-env are for a local server (`toolgate pin … -- \
+             COMMAND ARGS…`)"
+                .to_owned(),
+        ));
     }
     let Some(url) = args.url.as_deref() else {
         return Err(Failure::Usage(
-            "pin: give the server's https URL (toolgate pin https://HOST/mcp --approved-by WHO)"
+            "pin: give the server's https URL (toolgate pin https://HOST/mcp --approved-by WHO), \
+             or a local server's command after `--`"
                 .to_owned(),
         ));
     };
-    let url: UpstreamUrl = url
-        .parse()
-        .map_err(|problem| Failure::Usage(format!("invalid URL `{url}`: {problem}")))?;
+    url.parse()
+        .map(Target::Network)
+        .map_err(|problem| Failure::Usage(format!("invalid URL `{url}`: {problem}")))
+}
+
+pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
     check_approver(&args.approved_by)?;
+    let target = target(args)?;
+    let label = target.label();
     let (trust, timeout) = args.reach.parse()?;
     // The file is read (and must load) before the server is reached: a broken catalog is
     // reported before anything is trusted.
@@ -85,7 +233,12 @@ pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
         None => None,
     };
 
-    let pinned = runtime()?.block_on(observe_and_list(args, &url, &trust, timeout))?;
+    let pinned = match target {
+        Target::Network(url) => {
+            runtime()?.block_on(observe_and_list(args, &url, &trust, timeout))?
+        }
+        Target::Local(plan) => runtime()?.block_on(start_and_list(args, *plan, timeout))?,
+    };
     let new_text = new_document(&pinned.entries);
     // Whatever is written must load: pin never produces a catalog the gateway refuses.
     Catalog::from_slice(new_text.as_bytes())
@@ -93,7 +246,7 @@ pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
     if let (Some(path), Some((catalog, _))) = (&args.catalog, &existing) {
         refuse_collisions(path, catalog, &pinned.entries)?;
     }
-    report(url.as_str(), &pinned);
+    report(&label, &pinned);
 
     let Some(path) = &args.catalog else {
         write_stdout(&new_text)?;
@@ -128,7 +281,7 @@ pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
         if kept == 1 { "y" } else { "ies" },
     );
     if args.json {
-        write_stdout(&format!("{}\n", summary_json(url.as_str(), path, &pinned)))?;
+        write_stdout(&format!("{}\n", summary_json(&label, path, &pinned)))?;
     }
     Ok(Verdict::Pass)
 }
@@ -213,20 +366,61 @@ async fn observe_and_list(
                     Failure::Usage(format!("cannot list the tools of {url}: {why}"))
                 }
             })?;
-    let (selected, left_out) = select(&served, &args.tools)?;
+    let server = server_json(url.as_str(), &observation, spiffe_id.as_ref(), tls_trust);
+    let seen = Seen::Network {
+        observation: Box::new(observation),
+        spiffe_id,
+        tls_trust,
+    };
+    pinned(args, url.as_str(), &served, &server, seen)
+}
+
+/// Starts the local server as the catalog entry will (its digests verified first), lists every
+/// tool, stops it.
+async fn start_and_list(
+    args: &PinArgs,
+    plan: LocalPlan,
+    timeout: Duration,
+) -> Result<Pinned, Failure> {
+    let label = plan.command.label();
+    let served = list_local_tools(plan.command.clone(), timeout)
+        .await
+        .map_err(|failure| match failure {
+            ListFailure::Identity(error) => Failure::Invalid(format!(
+                "{label}: a file changed between hashing and starting, so nothing is pinned: \
+                 {error}"
+            )),
+            ListFailure::Unavailable(why) => {
+                Failure::Usage(format!("cannot list the tools of {label}: {why}"))
+            }
+        })?;
+    let server = plan.server_json();
+    pinned(args, &label, &served, &server, Seen::Local(Box::new(plan)))
+}
+
+/// The complete entries for the selected tools of `served`, all bound to `server`.
+fn pinned(
+    args: &PinArgs,
+    label: &str,
+    served: &[Value],
+    server: &Value,
+    seen: Seen,
+) -> Result<Pinned, Failure> {
+    let (selected, left_out) = select(served, &args.tools)?;
     if selected.is_empty() {
         return Err(Failure::Invalid(format!(
-            "{url} lists no tools, so nothing was pinned"
+            "{label} lists no tools, so nothing was pinned"
         )));
     }
     let prefix = args.prefix.as_deref().unwrap_or("");
     let added_at = now_rfc3339();
-    let server = server_json(url.as_str(), &observation, spiffe_id.as_ref(), tls_trust);
     let mut entries = Vec::with_capacity(selected.len());
     let mut warnings = Vec::new();
     for tool in selected {
         let approved = approve(tool).map_err(|why| {
-            Failure::Invalid(format!("{url} serves a tool that cannot be pinned: {why}"))
+            Failure::Invalid(format!(
+                "{label} serves a tool that cannot be pinned: {why}"
+            ))
         })?;
         let tool_name = format!("{prefix}{}", approved.upstream_name);
         warnings.extend(invisible_warnings(&tool_name, &approved.definition));
@@ -241,9 +435,7 @@ async fn observe_and_list(
         }));
     }
     Ok(Pinned {
-        observation,
-        spiffe_id,
-        tls_trust,
+        seen,
         entries,
         left_out,
         warnings,
@@ -366,56 +558,15 @@ fn refuse_collisions(path: &Path, catalog: &Catalog, entries: &[Value]) -> Resul
 }
 
 /// What is about to be trusted, on stderr, before anything is written.
-fn report(url: &str, pinned: &Pinned) {
-    let seen = &pinned.observation;
-    let mut out = String::new();
-    out.push_str(&format!(
-        "toolgate pin: trusting {url} on first use. Nothing here proves it is the server you \
-         mean: compare the fingerprint below with one its operator gives you another way \
-         before you rely on this catalog.\n"
-    ));
-    out.push_str(&format!(
-        "  spki_sha256  {}  (pinned as tls_fingerprint, key-pinned)\n",
-        seen.spki_sha256
-    ));
-    out.push_str(&format!("  cert_sha256  {}\n", seen.cert_sha256));
-    let spiffe = match (&pinned.spiffe_id, seen.spiffe_ids.as_slice()) {
-        (Some(id), _) => format!("{id} (pinned as spiffe_id; its trust domain's bundle was given)"),
-        (None, []) => "none".to_owned(),
-        (None, [id]) => format!(
-            "{id} (not pinned: give --spiffe-bundle {}=FILE to pin it too)",
-            id.trust_domain()
-        ),
-        (None, ids) => format!(
-            "{} (not pinned: an SVID carries exactly one)",
-            ids.iter()
-                .map(ToString::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
+fn report(label: &str, pinned: &Pinned) {
+    let mut out = match &pinned.seen {
+        Seen::Network {
+            observation,
+            spiffe_id,
+            tls_trust,
+        } => network_report(label, observation, spiffe_id.as_ref(), *tls_trust),
+        Seen::Local(plan) => local_report(label, plan),
     };
-    out.push_str(&format!("  spiffe_id    {spiffe}\n"));
-    let trust = match (pinned.tls_trust, &seen.chain_problem) {
-        (None, _) => "(none: the SPIFFE bundle is the chain anchor)".to_owned(),
-        (Some(TlsTrust::Pin), Some(problem)) => format!(
-            "pin: the chain does not validate to the given roots ({problem}), so the key \
-             fingerprint is the only anchor"
-        ),
-        (Some(TlsTrust::Pin), None) => {
-            "pin: the chain does not validate to the given roots, so the key fingerprint is \
-             the only anchor"
-                .to_owned()
-        }
-        (Some(_), _) => {
-            "webpki: the chain validates to the given roots for this host name; both must hold"
-                .to_owned()
-        }
-    };
-    out.push_str(&format!("  tls_trust    {trust}\n"));
-    out.push_str(&format!(
-        "  valid        {} to {}\n",
-        seen.not_before, seen.not_after
-    ));
     let names: Vec<String> = pinned
         .entries
         .iter()
@@ -448,22 +599,160 @@ fn report(url: &str, pinned: &Pinned) {
     eprint!("{out}");
 }
 
-fn summary_json(url: &str, path: &Path, pinned: &Pinned) -> Value {
-    let seen = &pinned.observation;
-    json!({
-        "catalog": path.display().to_string(),
-        "url": url,
-        "spki_sha256": seen.spki_sha256.to_string(),
-        "cert_sha256": seen.cert_sha256.to_string(),
-        "spiffe_id": pinned.spiffe_id.as_ref().map(ToString::to_string),
-        "chain_valid": seen.chain_valid,
-        "tls_trust": pinned.tls_trust.map(trust_name),
-        "tools": pinned.entries.iter().map(|entry| json!({
-            "tool_name": entry["tool_name"],
-            "upstream_name": entry["upstream_name"],
-            "definition_hash": entry["definition_hash"],
-        })).collect::<Vec<_>>(),
-        "not_pinned": pinned.left_out,
-        "warnings": pinned.warnings,
-    })
+fn network_report(
+    url: &str,
+    seen: &Observation,
+    spiffe_id: Option<&SpiffeId>,
+    tls_trust: Option<TlsTrust>,
+) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "toolgate pin: trusting {url} on first use. Nothing here proves it is the server you \
+         mean: compare the fingerprint below with one its operator gives you another way \
+         before you rely on this catalog.\n"
+    ));
+    out.push_str(&format!(
+        "  spki_sha256  {}  (pinned as tls_fingerprint, key-pinned)\n",
+        seen.spki_sha256
+    ));
+    out.push_str(&format!("  cert_sha256  {}\n", seen.cert_sha256));
+    let spiffe = match (spiffe_id, seen.spiffe_ids.as_slice()) {
+        (Some(id), _) => format!("{id} (pinned as spiffe_id; its trust domain's bundle was given)"),
+        (None, []) => "none".to_owned(),
+        (None, [id]) => format!(
+            "{id} (not pinned: give --spiffe-bundle {}=FILE to pin it too)",
+            id.trust_domain()
+        ),
+        (None, ids) => format!(
+            "{} (not pinned: an SVID carries exactly one)",
+            ids.iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    out.push_str(&format!("  spiffe_id    {spiffe}\n"));
+    let trust = match (tls_trust, &seen.chain_problem) {
+        (None, _) => "(none: the SPIFFE bundle is the chain anchor)".to_owned(),
+        (Some(TlsTrust::Pin), Some(problem)) => format!(
+            "pin: the chain does not validate to the given roots ({problem}), so the key \
+             fingerprint is the only anchor"
+        ),
+        (Some(TlsTrust::Pin), None) => {
+            "pin: the chain does not validate to the given roots, so the key fingerprint is \
+             the only anchor"
+                .to_owned()
+        }
+        (Some(_), _) => {
+            "webpki: the chain validates to the given roots for this host name; both must hold"
+                .to_owned()
+        }
+    };
+    out.push_str(&format!("  tls_trust    {trust}\n"));
+    out.push_str(&format!(
+        "  valid        {} to {}\n",
+        seen.not_before, seen.not_after
+    ));
+    out
+}
+
+/// The local form: the files whose digests become the identity, and how the server runs.
+fn local_report(label: &str, plan: &LocalPlan) -> String {
+    let mut out = String::new();
+    out.push_str(&format!(
+        "toolgate pin: trusting {label} on first use. Nothing here proves these files are the \
+         ones you mean: compare the digests below with ones their publisher gives you another \
+         way before you rely on this catalog.\n"
+    ));
+    let program = &plan.found.program;
+    let mut line = format!("  program      {}", program.display());
+    if plan.argv[0] != program.display().to_string() {
+        line.push_str(&format!("  (resolved on PATH from {:?})", plan.argv[0]));
+    }
+    out.push_str(&format!("{line}\n"));
+    out.push_str(&format!("  cwd          {}\n", plan.command.cwd.display()));
+    for file in &plan.found.files {
+        let what = match file.argument {
+            0 => "the program".to_owned(),
+            index => format!("argument {index}, an existing file"),
+        };
+        out.push_str(&format!(
+            "  entrypoint   {}  {}  ({what})\n",
+            file.digest,
+            file.path.display()
+        ));
+    }
+    if !plan.found.not_files.is_empty() {
+        let names: Vec<String> = plan
+            .found
+            .not_files
+            .iter()
+            .map(|a| format!("{a:?}"))
+            .collect();
+        out.push_str(&format!(
+            "  arguments    {}  (not existing files, so not pinned)\n",
+            names.join(", ")
+        ));
+    }
+    let env: Vec<&str> = plan.command.env.keys().map(String::as_str).collect();
+    out.push_str(&format!(
+        "  env          {}\n",
+        if env.is_empty() {
+            "none".to_owned()
+        } else {
+            format!("{}  (set as given)", env.join(", "))
+        }
+    ));
+    out.push_str(&format!(
+        "  inherit_env  {}  (nothing else of the gateway's environment)\n",
+        if plan.command.inherit_env.is_empty() {
+            "none".to_owned()
+        } else {
+            plan.command.inherit_env.join(", ")
+        }
+    ));
+    out.push_str(
+        "  not seen     a file the program loads by itself (a module it imports) is not pinned: \
+         add its path to entrypoint_digests\n",
+    );
+    out
+}
+
+fn summary_json(label: &str, path: &Path, pinned: &Pinned) -> Value {
+    let mut summary = match &pinned.seen {
+        Seen::Network {
+            observation: seen,
+            spiffe_id,
+            tls_trust,
+        } => json!({
+            "url": label,
+            "spki_sha256": seen.spki_sha256.to_string(),
+            "cert_sha256": seen.cert_sha256.to_string(),
+            "spiffe_id": spiffe_id.as_ref().map(ToString::to_string),
+            "chain_valid": seen.chain_valid,
+            "tls_trust": tls_trust.map(trust_name),
+        }),
+        Seen::Local(plan) => json!({
+            "command": plan.argv,
+            "program": plan.found.program.display().to_string(),
+            "cwd": plan.command.cwd.display().to_string(),
+            "entrypoint_digests": plan.found.digests_object(),
+        }),
+    };
+    summary["catalog"] = path.display().to_string().into();
+    summary["tools"] = pinned
+        .entries
+        .iter()
+        .map(|entry| {
+            json!({
+                "tool_name": entry["tool_name"],
+                "upstream_name": entry["upstream_name"],
+                "definition_hash": entry["definition_hash"],
+            })
+        })
+        .collect::<Vec<_>>()
+        .into();
+    summary["not_pinned"] = pinned.left_out.clone().into();
+    summary["warnings"] = pinned.warnings.clone().into();
+    summary
 }

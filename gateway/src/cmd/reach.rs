@@ -1,10 +1,9 @@
-//! Reaching a network upstream for the catalog's life cycle (`pin`, `catalog verify`,
-//! `catalog approve`; docs/design.md §9): the trust roots and SPIFFE bundles given on the
-//! command line, what a server presents, and its live `tools/list` read through a connection
-//! that enforces given anchors in the handshake.
-//!
-//! Local (stdio) servers slot in here once the gateway can start them: a second kind of target
-//! whose identity is its entrypoint digests (docs/design.md §3 "Local (stdio) upstreams").
+//! Reaching an upstream for the catalog's life cycle (`pin`, `catalog verify`, `catalog
+//! approve`; docs/design.md §9). A network server: the trust roots and SPIFFE bundles given on
+//! the command line, what it presents, and its live `tools/list` read through a connection that
+//! enforces given anchors in the handshake. A local (stdio) server: started through
+//! `LocalUpstream`, which verifies its entrypoint digests before it spawns anything
+//! (docs/design.md §3 "Local (stdio) upstreams"), listed, and stopped.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -16,6 +15,7 @@ use server_identity::rustls::RootCertStore;
 use server_identity::{IdentityError, Observation, ServerAnchors, TrustBundles};
 
 use crate::observe::ObserveError;
+use toolgate::local::{LocalCommand, LocalOptions, LocalUpstream};
 use toolgate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
 
 use crate::cmd::serve::{parse_duration, spiffe_bundles, trust_roots};
@@ -114,8 +114,41 @@ pub(crate) async fn list_tools(
     }
 }
 
-/// A runtime for one command: several servers are reached at once.
+/// Every tool the local server of `command` lists (every page), its entrypoints verified
+/// before it is started; the start and the whole listing bounded by `timeout`. The process is
+/// stopped before this returns (stdin closed, then SIGTERM, then SIGKILL), whatever happened.
+pub(crate) async fn list_local_tools(
+    command: LocalCommand,
+    timeout: Duration,
+) -> Result<Vec<Value>, ListFailure> {
+    let options = LocalOptions {
+        start_timeout: timeout,
+        discover_timeout: timeout.min(LocalOptions::default().discover_timeout),
+        request_timeout: timeout,
+        stop_grace: Duration::from_secs(1),
+        ..LocalOptions::default()
+    };
+    let upstream = LocalUpstream::new(command, options);
+    let label = upstream.url().to_owned();
+    let listed = tokio::time::timeout(timeout, upstream.list_tools()).await;
+    upstream.shutdown().await;
+    match listed {
+        Ok(listed) => listed.map_err(ListFailure::of),
+        Err(_) => Err(ListFailure::Unavailable(format!(
+            "{label}: no complete tools/list within {} ms of starting it (raise --timeout if \
+             the server is this slow to start)",
+            timeout.as_millis()
+        ))),
+    }
+}
+
+/// A runtime for one command: several servers are reached at once. With `RUST_LOG` set, the
+/// log goes to stderr as under `serve` (`RUST_LOG=info` shows what a local server writes on its
+/// stderr, the first thing to read when it fails to start); without it, nothing is logged.
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
+    if std::env::var_os("RUST_LOG").is_some() {
+        crate::cmd::serve::init_logging();
+    }
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
