@@ -113,4 +113,4 @@ pub use verify::{
     BrokenEntry, ChainProblem, ChainSummary, GatewayStart, MAX_LINE_BYTES, VerifyError,
     verify_file, verify_reader,
 };
-pub use writer::{AuditError, AuditLog, AuditOptions, DEFAULT_WRITE_DEADLINE};
+pub use writer::{AuditError, AuditLog, AuditOptions, DEFAULT_WRITE_DEADLINE, SyncObserver};

@@ -37,6 +37,25 @@ pub const DEFAULT_WRITE_DEADLINE: Duration = Duration::from_secs(10);
 pub struct AuditOptions {
     write_deadline: Duration,
     argument_key: Option<ArgumentKey>,
+    sync_observer: Option<SyncObserver>,
+}
+
+/// Told how long each group commit (write and sync) took: `toolgate serve --metrics`.
+#[derive(Clone)]
+pub struct SyncObserver(Arc<dyn Fn(Duration) + Send + Sync>);
+
+impl SyncObserver {
+    /// Calls `observe` with the duration of every group commit, on the writer thread (keep it
+    /// short).
+    pub fn new(observe: impl Fn(Duration) + Send + Sync + 'static) -> SyncObserver {
+        SyncObserver(Arc::new(observe))
+    }
+}
+
+impl std::fmt::Debug for SyncObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SyncObserver")
+    }
 }
 
 impl AuditOptions {
@@ -45,6 +64,7 @@ impl AuditOptions {
         AuditOptions {
             write_deadline: DEFAULT_WRITE_DEADLINE,
             argument_key: None,
+            sync_observer: None,
         }
     }
 
@@ -60,6 +80,13 @@ impl AuditOptions {
     /// Argument digests become HMAC-SHA-256 under `key` ([`AuditLog::arguments_digest`]).
     pub fn argument_key(&mut self, key: ArgumentKey) -> &mut Self {
         self.argument_key = Some(key);
+        self
+    }
+
+    /// `observer` is told the duration of every group commit after the `gateway_started`
+    /// entry.
+    pub fn sync_observer(&mut self, observer: SyncObserver) -> &mut Self {
+        self.sync_observer = Some(observer);
         self
     }
 }
@@ -344,6 +371,7 @@ impl AuditLog {
             committed_len,
             counters: Arc::clone(&counters),
             state: Arc::clone(&state),
+            sync_observer: options.sync_observer.clone(),
         };
         std::thread::Builder::new()
             .name("toolgate-audit".to_owned())
@@ -455,6 +483,12 @@ impl AuditLog {
         self.counters.syncs.load(Ordering::Relaxed)
     }
 
+    /// Why the log no longer records (a failed write or sync, a missed deadline), or `None`
+    /// while it does.
+    pub fn failure(&self) -> Option<String> {
+        lock_state(&self.state).failure.clone()
+    }
+
     fn closed(&self, reason: Option<String>) -> AuditError {
         let reason = reason.or_else(|| lock_state(&self.state).failure.clone());
         AuditError::Closed {
@@ -474,6 +508,7 @@ struct Writer {
     committed_len: u64,
     counters: Arc<Counters>,
     state: Arc<Mutex<LogState>>,
+    sync_observer: Option<SyncObserver>,
 }
 
 impl Writer {
@@ -535,10 +570,14 @@ impl Writer {
                     .map_err(AuditError::from)
             })
             .collect();
+        let commit_started = std::time::Instant::now();
         let written = file
             .write_all(lines)
             .map_err(|source| ("write", source))
             .and_then(|()| file.sync_data().map_err(|source| ("sync", source)));
+        if let Some(observer) = &self.sync_observer {
+            (observer.0)(commit_started.elapsed());
+        }
         let shared = Arc::clone(&self.state);
         let mut state = lock_state(&shared);
         let error = match (written, state.failure.clone()) {

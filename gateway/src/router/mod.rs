@@ -65,6 +65,7 @@ use crate::audit::{AuditLog, CallRecord, Decision, ObservedIdentity as AuditIden
 use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
 use crate::local::LocalOptions;
 use crate::mcp::{ErrorObject, RawJson, error_codes};
+use crate::metrics::{self, Metrics, Stage};
 use crate::upstream::{ObservedIdentity, UpstreamError, UpstreamOptions};
 
 use self::upstream_kind::CallPath;
@@ -192,6 +193,8 @@ pub struct Router {
     definitions: Vec<LiveDefinitions<UpstreamError>>,
     upstream_of_tool: HashMap<String, usize>,
     audit: Arc<AuditLog>,
+    /// `toolgate serve --metrics`; `None` measures nothing.
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Router {
@@ -227,7 +230,14 @@ impl Router {
             definitions,
             upstream_of_tool,
             audit,
+            metrics: None,
         })
+    }
+
+    /// The same router, counting its calls, stages, handshakes and listings in `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Router {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// The catalog in force.
@@ -279,6 +289,50 @@ impl Router {
     /// The result is the upstream's, byte for byte (DESIGN.md §5, "Pass-through data is not
     /// rewritten").
     pub async fn call_tool(&self, call: ToolCall) -> Result<RawJson, CallFailure> {
+        let started = Instant::now();
+        // The label is the catalog's own name, never the client's text for a tool it lacks.
+        let (tool, upstream) = match self.route(&call.tool) {
+            Some((entry, upstream, _)) => (entry.tool_name().to_owned(), upstream.url()),
+            None => (metrics::UNKNOWN_TOOL.to_owned(), ""),
+        };
+        let result = self.call_tool_unmeasured(call).await;
+        let decision = match &result {
+            Ok(_) => "allowed",
+            Err(CallFailure::Denied(denial)) => denial.reason.as_str(),
+            Err(CallFailure::AuditUnavailable(_)) => metrics::AUDIT_UNAVAILABLE,
+        };
+        // One line per call, its fields as members under `--log-format json`.
+        tracing::info!(
+            tool = %tool,
+            upstream,
+            decision,
+            latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "tools/call"
+        );
+        if let Some(metrics) = &self.metrics {
+            metrics.count_call(&tool, decision);
+        }
+        result
+    }
+
+    fn observe(&self, stage: Stage, started: Instant) {
+        if let Some(metrics) = &self.metrics {
+            metrics.observe_stage(stage, started.elapsed());
+        }
+    }
+
+    /// Counts the handshakes a network upstream's client made, and a failed one.
+    fn count_handshakes(&self, upstream: &Upstream, failure: Option<&UpstreamError>) {
+        let (Some(metrics), Some(client)) = (&self.metrics, upstream.network()) else {
+            return;
+        };
+        metrics.count_handshakes_made(upstream.url(), client.connections_made());
+        if let Some(error) = failure {
+            metrics.count_failed_handshake(upstream.url(), error.reason().as_str());
+        }
+    }
+
+    async fn call_tool_unmeasured(&self, call: ToolCall) -> Result<RawJson, CallFailure> {
         let started = Instant::now();
         let ToolCall {
             tool,
@@ -372,7 +426,9 @@ impl Router {
         let tool = entry.tool_name();
         let expected = entry.definition_hash();
         // Step 2: a connection through the pinning verifier, and the protocol state.
-        let path = match upstream.call_path().await {
+        let path = upstream.call_path().await;
+        self.count_handshakes(upstream, path.as_ref().err());
+        let path = match path {
             Ok(path) => path,
             Err(error) => {
                 let denial = upstream_denial(entry, upstream, &error, "connecting");
@@ -390,11 +446,27 @@ impl Router {
         // read after the path was established.
         let generation = *upstream.invalidations().borrow();
         let client = upstream.clone();
-        let fetch = move || async move { client.list_tools().await };
-        let observed = match definitions
+        let listing_metrics = self.metrics.clone();
+        let fetch = move || async move {
+            let listed = client.list_tools().await;
+            if let Some(metrics) = listing_metrics {
+                let result = match &listed {
+                    Ok(_) => "ok",
+                    Err(error) => error.reason().as_str(),
+                };
+                metrics.count_listing(client.url(), result);
+                if let Some(network) = client.network() {
+                    metrics.count_handshakes_made(client.url(), network.connections_made());
+                }
+            }
+            listed
+        };
+        let check_started = Instant::now();
+        let checked = definitions
             .check(entry.upstream_name(), &expected, generation, fetch)
-            .await
-        {
+            .await;
+        self.observe(Stage::DefinitionCheck, check_started);
+        let observed = match checked {
             Ok(verified) => verified.digest(),
             Err(DefinitionCheckError::Fetch(error)) => {
                 let denial = upstream_denial(entry, upstream, &error, "listing its tools");
@@ -451,7 +523,8 @@ impl Router {
             .map_err(|failure| Forward::Failed(failure.into()))?;
 
         // Step 5: forward on the checked path, and return the result exactly as received.
-        match upstream
+        let forward_started = Instant::now();
+        let forwarded = upstream
             .call_tool_on(
                 path,
                 entry.upstream_name(),
@@ -459,8 +532,9 @@ impl Router {
                 meta.clone().map(Value::Object),
                 generation,
             )
-            .await
-        {
+            .await;
+        self.observe(Stage::Upstream, forward_started);
+        match forwarded {
             Ok(result) => Ok(result),
             Err(
                 error @ (UpstreamError::CallNotSent { .. } | UpstreamError::SessionLost { .. }),
@@ -492,7 +566,10 @@ impl Router {
     }
 
     async fn record(&self, record: CallRecord, tool: &str) -> Result<(), AuditUnavailable> {
-        match self.audit.record(record).await {
+        let record_started = Instant::now();
+        let recorded = self.audit.record(record).await;
+        self.observe(Stage::Audit, record_started);
+        match recorded {
             Ok(_) => Ok(()),
             Err(error) => {
                 tracing::error!("audit log failure: {error}");

@@ -1,0 +1,303 @@
+//! Operating `toolgate serve` (docs/design.md §8) as a real process: `--metrics` (counters that
+//! move exactly as calls are allowed and denied, histograms with observations, `/healthz`,
+//! `/readyz` turning 503 when the audit log fails) and `--log-format json`.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use toolgate::mcp::ProtocolVersion;
+
+use crate::audit_serve::SmallDisk;
+use crate::e2e_support::{Harness, ServeProcess, Setup, denial, run, temp_dir};
+use crate::util::EXAMPLE_CATALOG;
+
+fn free_port() -> u16 {
+    let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    probe.local_addr().unwrap().port()
+}
+
+/// `GET path` on the metrics listener: the status code, the Content-Type and the body. Retries
+/// (bounded) while the process starts.
+async fn get(port: u16, path: &str) -> (u16, String, String) {
+    for _ in 0..250 {
+        let Ok(mut stream) = tokio::net::TcpStream::connect(("127.0.0.1", port)).await else {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        };
+        let request =
+            format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).await.unwrap();
+        let mut response = Vec::new();
+        stream.read_to_end(&mut response).await.unwrap();
+        let response = String::from_utf8(response).unwrap();
+        let (head, body) = response.split_once("\r\n\r\n").unwrap();
+        let status = head[9..12].parse().unwrap();
+        let content_type = head
+            .lines()
+            .find_map(|line| line.strip_prefix("content-type: "))
+            .unwrap_or_default()
+            .to_owned();
+        return (status, content_type, body.to_owned());
+    }
+    panic!("the metrics listener on port {port} never answered");
+}
+
+async fn scrape(port: u16) -> String {
+    let (status, content_type, body) = get(port, "/metrics").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        content_type,
+        "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    );
+    assert!(body.ends_with("# EOF\n"), "{body}");
+    body
+}
+
+/// The value of the sample `name{labels}` (exactly as encoded), 0 when absent.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|line| line.strip_prefix(series)?.strip_prefix(' '))
+        .map_or(0.0, |value| value.parse().unwrap())
+}
+
+#[test]
+fn metrics_move_exactly_as_calls_are_allowed_and_denied() {
+    run(async {
+        let harness = Harness::start(Setup::new()).await;
+        let catalog_json = harness.catalog_json.clone();
+        let measurement = harness.measurement;
+        let (upstream, _, _) = harness.stop().await;
+        let url = upstream.url().to_owned();
+        let dir = temp_dir("metrics");
+        let catalog = dir.join("catalog.json");
+        std::fs::write(&catalog, catalog_json.to_string()).unwrap();
+        let port = free_port();
+        let metrics_address = format!("127.0.0.1:{port}");
+        let mut serve = ServeProcess::spawn(
+            &catalog,
+            &dir.join("audit.jsonl"),
+            &["--metrics", &metrics_address],
+        );
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
+        assert_eq!(
+            get(port, "/healthz").await,
+            (200, "text/plain; charset=utf-8".into(), "ok\n".into())
+        );
+        assert_eq!(get(port, "/readyz").await.0, 200);
+        assert_eq!(get(port, "/nothing").await.0, 404);
+
+        let before = scrape(port).await;
+        assert!(
+            before.contains(&format!(
+                "toolgate_catalog_info{{measurement=\"{measurement}\"}} 1\n"
+            )),
+            "{before}"
+        );
+        assert!(!before.contains("toolgate_calls_total{"), "{before}");
+        let handshakes_before = upstream.controls().handshakes_completed();
+        let listings_before = upstream.controls().method_count("tools/list");
+
+        for _ in 0..2 {
+            let answer = client
+                .call_tool("demo.add", json!({"a": 1, "b": 2}))
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(answer["structuredContent"], json!({"sum": 3}));
+        }
+        // Two tools outside the catalog: one label for both, neither name in the text.
+        for tool in ["demo.other", "evil\"}\n# EOF"] {
+            let answer = client.call_tool(tool, json!({})).await.unwrap();
+            assert_eq!(denial(&answer), (-32602, "tool_not_in_catalog".to_owned()));
+        }
+
+        let after = scrape(port).await;
+        assert_eq!(
+            sample(
+                &after,
+                "toolgate_calls_total{tool=\"demo.add\",decision=\"allowed\"}"
+            ),
+            2.0,
+            "{after}"
+        );
+        assert_eq!(
+            sample(
+                &after,
+                "toolgate_calls_total{tool=\"(not in catalog)\",decision=\"tool_not_in_catalog\"}"
+            ),
+            2.0,
+            "{after}"
+        );
+        assert_eq!(after.matches("toolgate_calls_total{").count(), 2, "{after}");
+        assert!(
+            !after.contains("demo.other") && !after.contains("evil"),
+            "{after}"
+        );
+        // Every call records one decision; two were checked and forwarded.
+        let stage = |name: &str| {
+            sample(
+                &after,
+                &format!("toolgate_call_duration_seconds_count{{stage=\"{name}\"}}"),
+            )
+        };
+        assert_eq!(stage("audit"), 4.0, "{after}");
+        assert_eq!(stage("definition_check"), 2.0, "{after}");
+        assert_eq!(stage("upstream"), 2.0, "{after}");
+        assert!(
+            sample(
+                &after,
+                "toolgate_call_duration_seconds_sum{stage=\"upstream\"}"
+            ) > 0.0,
+            "{after}"
+        );
+        // One group commit per call (each waits for its answer); the start entry is not timed.
+        assert_eq!(
+            sample(&after, "toolgate_audit_sync_seconds_count"),
+            4.0,
+            "{after}"
+        );
+        // What the upstream saw is what the gateway counted.
+        let listings = upstream.controls().method_count("tools/list") - listings_before;
+        assert_eq!(
+            listings, 2,
+            "per-call freshness lists once per checked call"
+        );
+        assert_eq!(
+            sample(
+                &after,
+                &format!("toolgate_listings_total{{upstream=\"{url}\",result=\"ok\"}}")
+            ),
+            listings as f64,
+            "{after}"
+        );
+        let handshakes = upstream.controls().handshakes_completed() - handshakes_before;
+        assert!(handshakes >= 1);
+        assert_eq!(
+            sample(
+                &after,
+                &format!("toolgate_upstream_handshakes_total{{upstream=\"{url}\",result=\"ok\"}}")
+            ),
+            handshakes as f64,
+            "{after}"
+        );
+
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "serving metrics on http://{metrics_address}/metrics"
+            )),
+            "{stderr}"
+        );
+        drop(upstream);
+    });
+}
+
+#[test]
+fn readyz_turns_503_when_the_audit_log_fails() {
+    let disk = SmallDisk::mount("64k");
+    let dir = temp_dir("metrics-readyz");
+    let catalog = dir.join("catalog.json");
+    std::fs::write(&catalog, EXAMPLE_CATALOG).unwrap();
+    let audit = disk.mount_point.join("audit.jsonl");
+    let fill = &disk;
+    run(async move {
+        let port = free_port();
+        let metrics_address = format!("127.0.0.1:{port}");
+        let mut serve = ServeProcess::spawn(&catalog, &audit, &["--metrics", &metrics_address]);
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
+        assert_eq!(
+            get(port, "/readyz").await,
+            (200, "text/plain; charset=utf-8".into(), "ready\n".into())
+        );
+        fill.fill();
+        let mut denied = 0;
+        loop {
+            let answer = client
+                .call_tool("no.such.tool", json!({"q": "x".repeat(200)}))
+                .await
+                .unwrap();
+            match answer {
+                Err(error) if error.code == -32603 => break,
+                answer => {
+                    assert_eq!(denial(&answer), (-32602, "tool_not_in_catalog".to_owned()));
+                    denied += 1;
+                    assert!(denied < 100, "64 KiB never filled up");
+                }
+            }
+        }
+        let (status, _, body) = get(port, "/readyz").await;
+        assert_eq!(status, 503, "{body}");
+        assert!(
+            body.starts_with(&format!(
+                "not ready: the audit log cannot record: cannot write the audit log {}: No space \
+                 left on device (os error 28)",
+                audit.display()
+            )),
+            "{body}"
+        );
+        // Alive all the same: a restart is the operator's call, not the liveness probe's.
+        assert_eq!(get(port, "/healthz").await.0, 200);
+        let metrics = scrape(port).await;
+        assert_eq!(
+            sample(
+                &metrics,
+                "toolgate_calls_total{tool=\"(not in catalog)\",decision=\"tool_not_in_catalog\"}"
+            ),
+            f64::from(denied),
+            "{metrics}"
+        );
+        assert_eq!(
+            sample(
+                &metrics,
+                "toolgate_calls_total{tool=\"(not in catalog)\",decision=\"audit_unavailable\"}"
+            ),
+            1.0,
+            "{metrics}"
+        );
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+    });
+}
+
+/// Every line of `stderr` is one JSON object; the ones whose message is `message`.
+fn json_lines_with_message(stderr: &str, message: &str) -> Vec<Value> {
+    stderr
+        .lines()
+        .map(|line| {
+            serde_json::from_str::<Value>(line)
+                .unwrap_or_else(|error| panic!("not a JSON line ({error}): {line:?}"))
+        })
+        .filter(|line| line["message"] == message)
+        .collect()
+}
+
+#[test]
+fn log_format_json_writes_one_object_per_line_with_the_call_as_fields() {
+    run(async {
+        let dir = temp_dir("log-json");
+        let catalog = dir.join("catalog.json");
+        std::fs::write(&catalog, EXAMPLE_CATALOG).unwrap();
+        let audit = dir.join("audit.jsonl");
+        let mut serve = ServeProcess::spawn(&catalog, &audit, &["--log-format", "json"]);
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
+        let answer = client.call_tool("no.such.tool", json!({})).await.unwrap();
+        assert_eq!(denial(&answer), (-32602, "tool_not_in_catalog".to_owned()));
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        let calls = json_lines_with_message(&stderr, "tools/call");
+        assert_eq!(calls.len(), 1, "{stderr}");
+        let call = &calls[0];
+        assert_eq!(call["level"], "INFO");
+        assert_eq!(call["tool"], "(not in catalog)");
+        assert_eq!(call["upstream"], "");
+        assert_eq!(call["decision"], "tool_not_in_catalog");
+        assert!(call["latency_ms"].as_f64().unwrap() >= 0.0, "{call}");
+        assert!(call["timestamp"].is_string(), "{call}");
+        assert_eq!(
+            json_lines_with_message(&stderr, "shutting down: finishing calls in flight").len(),
+            1
+        );
+    });
+}
