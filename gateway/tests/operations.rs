@@ -301,3 +301,168 @@ fn log_format_json_writes_one_object_per_line_with_the_call_as_fields() {
         );
     });
 }
+
+fn hang_up(serve: &ServeProcess) {
+    let status = std::process::Command::new("kill")
+        .args(["-HUP", &serve.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Scrapes until `series` reads `value` (bounded): the reload was handled.
+async fn wait_for_sample(port: u16, series: &str, value: f64) -> String {
+    for _ in 0..250 {
+        let text = scrape(port).await;
+        if sample(&text, series) == value {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{series} never reached {value}");
+}
+
+#[test]
+fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
+    run(async {
+        // Catalog A pins demo.echo and demo.add; catalog B adds demo.get_time and approves a
+        // changed demo.echo (which the upstream does not serve).
+        let upstream =
+            toolgate_testkit::DemoUpstream::start(&toolgate_testkit::DemoUpstreamConfig::new())
+                .await
+                .unwrap();
+        let mut setup = Setup::new();
+        setup.pinned.retain(|(tool, _)| tool != "demo.get_time");
+        let harness = Harness::start_with(upstream, setup).await;
+        let catalog_a = harness.catalog_json.clone();
+        let measurement_a = harness.measurement;
+        let (upstream, _, _) = harness.stop().await;
+        let harness = Harness::start_with(upstream, Setup::new()).await;
+        let mut catalog_b = harness.catalog_json.clone();
+        let (upstream, _, _) = harness.stop().await;
+        let echo = catalog_b
+            .as_array_mut()
+            .unwrap()
+            .iter_mut()
+            .find(|entry| entry["tool_name"] == "demo.echo")
+            .unwrap();
+        let mut changed = echo["approved_definition"].clone();
+        changed["description"] = json!("Echo, as approved after a change upstream never made");
+        *echo = toolgate_testkit::pinned_entry(
+            "demo.echo",
+            &changed,
+            upstream.url(),
+            &upstream.spki_fingerprint(),
+        )
+        .unwrap();
+        let measurement_b = catalog_store::Catalog::from_slice(catalog_b.to_string().as_bytes())
+            .unwrap()
+            .measurement()
+            .digest();
+
+        let dir = temp_dir("reload");
+        let catalog = dir.join("catalog.json");
+        let audit = dir.join("audit.jsonl");
+        std::fs::write(&catalog, catalog_a.to_string()).unwrap();
+        let port = free_port();
+        let mut serve = ServeProcess::spawn(
+            &catalog,
+            &audit,
+            &["--metrics", &format!("127.0.0.1:{port}")],
+        );
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
+        assert_eq!(client.list_tools().await.unwrap().len(), 2);
+        let add = json!({"a": 1, "b": 2});
+        client
+            .call_tool("demo.add", add.clone())
+            .await
+            .unwrap()
+            .unwrap();
+
+        // An invalid catalog: refused, counted, and the old one still serves.
+        std::fs::write(&catalog, "[{\"tool_name\": ").unwrap();
+        hang_up(&serve);
+        wait_for_sample(
+            port,
+            "toolgate_catalog_reloads_total{result=\"refused\"}",
+            1.0,
+        )
+        .await;
+        client
+            .call_tool("demo.add", add.clone())
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(client.list_tools().await.unwrap().len(), 2);
+        let answer = client.call_tool("demo.get_time", json!({})).await.unwrap();
+        assert_eq!(denial(&answer), (-32602, "tool_not_in_catalog".to_owned()));
+
+        // A valid one: in force for the next calls.
+        std::fs::write(&catalog, catalog_b.to_string()).unwrap();
+        hang_up(&serve);
+        let metrics = wait_for_sample(
+            port,
+            &format!("toolgate_catalog_info{{measurement=\"{measurement_b}\"}}"),
+            1.0,
+        )
+        .await;
+        assert_eq!(
+            sample(
+                &metrics,
+                "toolgate_catalog_reloads_total{result=\"loaded\"}"
+            ),
+            1.0
+        );
+        assert!(!metrics.contains(&measurement_a.to_string()), "{metrics}");
+        assert_eq!(client.list_tools().await.unwrap().len(), 3);
+        let time = client
+            .call_tool("demo.get_time", json!({}))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            time["structuredContent"],
+            json!({"time": "2026-01-01T00:00:00Z"})
+        );
+        let answer = client
+            .call_tool("demo.echo", json!({"text": "hi"}))
+            .await
+            .unwrap();
+        assert_eq!(denial(&answer), (-32002, "definition_mismatch".to_owned()));
+        client.call_tool("demo.add", add).await.unwrap().unwrap();
+
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        assert!(
+            stderr.contains("catalog reload refused, the catalog in force is kept"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("catalog reloaded: later calls are decided under it"),
+            "{stderr}"
+        );
+
+        // The chain runs through the reload: started under A, reloaded to B.
+        let summary = toolgate::audit::verify_file(&audit, Some(&measurement_a)).unwrap();
+        assert_eq!(summary.starts().len(), 1);
+        assert_eq!(summary.catalog_loads().len(), 1);
+        let load = summary.catalog_loads()[0];
+        assert_eq!((load.seq, load.catalog), (4, measurement_b));
+        assert_eq!(summary.catalog_in_force(), Some(measurement_b));
+        let entries = crate::e2e_support::read_entries(&audit);
+        assert_eq!(entries[4]["event"], "catalog_loaded");
+        assert_eq!(entries[4]["previous_catalog"], measurement_a.to_string());
+        assert_eq!(entries[4]["catalog"], measurement_b.to_string());
+        assert_eq!(entries.len(), 8, "start, 3 decisions, reload, 3 decisions");
+        let run = crate::util::toolgate(&["audit", "verify", audit.to_str().unwrap()]);
+        assert_eq!(run.code, 0, "{}", run.stderr);
+        assert!(
+            run.stdout.contains(&format!(
+                "reloaded    seq 4 (line 5) to catalog {measurement_b}\n"
+            )),
+            "{}",
+            run.stdout
+        );
+        drop(upstream);
+    });
+}

@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use catalog_store::CatalogMeasurement;
-use jcs_digest::CanonicalizeError;
+use jcs_digest::{CanonicalizeError, Digest};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::audit::arguments::{ArgumentKey, ArgumentsDigest};
 use crate::audit::chain::{AuditReceipt, ChainHead};
-use crate::audit::entry::{CallRecord, call_members, started_members};
+use crate::audit::entry::{CallRecord, call_members, catalog_loaded_members, started_members};
 use crate::audit::lock::{LockFailure, lock_exclusive};
 use crate::audit::verify::{BrokenEntry, ChainProblem, VerifyError, verify_reader};
 
@@ -232,7 +232,7 @@ enum Command {
 
 #[derive(Debug)]
 struct Pending {
-    record: CallRecord,
+    record: Entry,
     time: SystemTime,
     reply: oneshot::Sender<Result<AuditReceipt, AuditError>>,
 }
@@ -418,6 +418,25 @@ impl AuditLog {
     /// Outside a Tokio runtime with its time driver enabled (the deadline is a Tokio timer), as
     /// every Tokio timer does.
     pub async fn record(&self, record: CallRecord) -> Result<AuditReceipt, AuditError> {
+        self.submit(Entry::Call(record)).await
+    }
+
+    /// Records that the catalog measured `catalog` replaced the one measured `previous` (a
+    /// reload), written and synced like a decision; the chain continues through it.
+    ///
+    /// # Errors
+    ///
+    /// As [`AuditLog::record`].
+    pub async fn record_catalog_loaded(
+        &self,
+        previous: Digest,
+        catalog: Digest,
+    ) -> Result<AuditReceipt, AuditError> {
+        self.submit(Entry::CatalogLoaded { previous, catalog })
+            .await
+    }
+
+    async fn submit(&self, record: Entry) -> Result<AuditReceipt, AuditError> {
         if let Some(reason) = lock_state(&self.state).failure.clone() {
             return Err(self.closed(Some(reason)));
         }
@@ -498,6 +517,26 @@ impl AuditLog {
     }
 }
 
+/// What one pending line records.
+// A decision is the common entry, and `Pending` is boxed already: no second box for it.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Entry {
+    Call(CallRecord),
+    CatalogLoaded { previous: Digest, catalog: Digest },
+}
+
+impl Entry {
+    fn members(&self, time: SystemTime) -> Vec<(&'static str, Value)> {
+        match self {
+            Entry::Call(record) => call_members(record, time),
+            Entry::CatalogLoaded { previous, catalog } => {
+                catalog_loaded_members(time, catalog, previous)
+            }
+        }
+    }
+}
+
 /// The writer thread's state.
 struct Writer {
     path: PathBuf,
@@ -566,7 +605,7 @@ impl Writer {
             .iter()
             .map(|pending| {
                 self.head
-                    .append(call_members(&pending.record, pending.time), lines)
+                    .append(pending.record.members(pending.time), lines)
                     .map_err(AuditError::from)
             })
             .collect();

@@ -162,6 +162,12 @@ fn render_summary_text(file: &str, summary: &ChainSummary, catalog: Option<&Dige
             start.seq, start.line, start.catalog
         ));
     }
+    for load in summary.catalog_loads() {
+        out.push_str(&format!(
+            "reloaded    seq {} (line {}) to catalog {}\n",
+            load.seq, load.line, load.catalog
+        ));
+    }
     out
 }
 
@@ -178,6 +184,13 @@ fn render_summary_json(file: &str, summary: &ChainSummary, catalog: Option<&Dige
         .iter()
         .map(|start| json!({"line": start.line, "seq": start.seq, "catalog": start.catalog.to_string()}))
         .collect();
+    let loads: Vec<Value> = summary
+        .catalog_loads()
+        .iter()
+        .map(
+            |load| json!({"line": load.line, "seq": load.seq, "catalog": load.catalog.to_string()}),
+        )
+        .collect();
     let object = json!({
         "file": file,
         "verified": true,
@@ -187,6 +200,7 @@ fn render_summary_json(file: &str, summary: &ChainSummary, catalog: Option<&Dige
         "catalog": text(catalog.copied()),
         "decisions": decisions,
         "starts": starts,
+        "catalog_loads": loads,
     });
     format!("{object}\n")
 }

@@ -16,7 +16,7 @@ use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, ServerOptions};
 use toolgate::upstream::UpstreamOptions;
 
-use crate::cmd::serve_ops::{LogFormat, Operations};
+use crate::cmd::serve_ops::{LogFormat, Operations, Reloader};
 use crate::outcome::{Failure, Verdict};
 
 /// The system trust bundle read when no `--ca` is given.
@@ -227,6 +227,7 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     let audit = Arc::new(audit);
     let tools = catalog.entries().len();
     let upstreams = catalog.servers().len();
+    let reload_options = router_options.clone();
     let mut router = Router::new(catalog, router_options, audit.clone())
         .map_err(|error| Failure::Usage(error.to_string()))?;
     if operations.enabled() {
@@ -238,12 +239,21 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     operations.readiness.set_catalog_loaded();
     operations.readiness.set_audit(audit.clone());
     let router = Arc::new(router);
-    let gateway = Gateway::new(router.clone(), server_options);
+    let gateway = Gateway::new(router, server_options);
+    let reloads = Reloader {
+        path: args.catalog.clone(),
+        options: reload_options,
+        audit: audit.clone(),
+        metrics: operations.enabled().then(|| operations.metrics.clone()),
+        gateway: gateway.clone(),
+    }
+    .spawn();
 
     let served = if args.stdio {
         tracing::info!(tools, upstreams, catalog = %measurement, "serving MCP on stdio");
         operations.readiness.set_listener_up(true);
         gateway
+            .clone()
             .serve_stdio(tokio::io::stdin(), tokio::io::stdout(), shutdown_signal())
             .await
     } else {
@@ -261,11 +271,17 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
         let address = listener.local_addr().unwrap_or(args.listen);
         tracing::info!(tools, upstreams, catalog = %measurement, "serving MCP on {scheme}://{address}/mcp");
         operations.readiness.set_listener_up(true);
-        gateway.serve_http(listener, tls, shutdown_signal()).await
+        gateway
+            .clone()
+            .serve_http(listener, tls, shutdown_signal())
+            .await
     };
+    if let Some(reloads) = reloads {
+        reloads.abort();
+    }
     operations.stop().await;
     // Local servers' processes are stopped (SIGTERM, then SIGKILL), never left running.
-    router.shutdown().await;
+    gateway.router().shutdown().await;
     audit.shutdown().await;
     tracing::info!(
         entries = audit.entries_written(),

@@ -102,3 +102,120 @@ impl Operations {
         }
     }
 }
+
+/// What a reload needs: where the catalog is, how routers are built, and what they serve.
+pub(crate) struct Reloader {
+    pub(crate) path: std::path::PathBuf,
+    pub(crate) options: toolgate::router::RouterOptions,
+    pub(crate) audit: Arc<toolgate::audit::AuditLog>,
+    /// `Some` when `--metrics` counts.
+    pub(crate) metrics: Option<Arc<Metrics>>,
+    pub(crate) gateway: Arc<toolgate::server::Gateway>,
+}
+
+/// How long a replaced router waits for its calls in flight before its local servers are
+/// stopped (their processes would otherwise outlive the reload).
+const RETIRE_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
+
+impl Reloader {
+    /// Reloads the catalog on every SIGHUP until the task is aborted. The handler is installed
+    /// before this returns, so a SIGHUP sent once serving is logged never ends the process.
+    pub(crate) fn spawn(self) -> Option<tokio::task::JoinHandle<()>> {
+        #[cfg(unix)]
+        {
+            use tokio::signal::unix::{SignalKind, signal};
+            let mut hangups = match signal(SignalKind::hangup()) {
+                Ok(hangups) => hangups,
+                Err(error) => {
+                    tracing::warn!("cannot handle SIGHUP ({error}): the catalog is not reloaded");
+                    return None;
+                }
+            };
+            Some(tokio::spawn(async move {
+                while hangups.recv().await.is_some() {
+                    self.reload().await;
+                }
+            }))
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = self;
+            None
+        }
+    }
+
+    /// Loads the catalog file again: refused (the one in force kept) when it does not load,
+    /// its router cannot be built or its `catalog_loaded` entry cannot be recorded; otherwise
+    /// in force for every later request.
+    pub(crate) async fn reload(&self) {
+        let count = |result: &str| {
+            if let Some(metrics) = &self.metrics {
+                metrics.count_reload(result);
+            }
+        };
+        let current = self.gateway.router();
+        let previous = current.catalog().measurement().digest();
+        let refuse = |why: String| {
+            tracing::error!(
+                catalog = %self.path.display(),
+                in_force = %previous,
+                "catalog reload refused, the catalog in force is kept: {why}"
+            );
+        };
+        let catalog = match catalog_store::Catalog::load(&self.path) {
+            Ok(catalog) => catalog,
+            Err(error) => {
+                count("refused");
+                return refuse(error.to_string());
+            }
+        };
+        let measurement = catalog.measurement().digest();
+        if measurement == previous {
+            count("unchanged");
+            tracing::info!(catalog = %measurement, "catalog reload: the catalog is unchanged");
+            return;
+        }
+        let router = match toolgate::router::Router::new(
+            catalog,
+            self.options.clone(),
+            self.audit.clone(),
+        ) {
+            Ok(router) => router,
+            Err(error) => {
+                count("refused");
+                return refuse(error.to_string());
+            }
+        };
+        let router = match &self.metrics {
+            Some(metrics) => router.with_metrics(Arc::clone(metrics)),
+            None => router,
+        };
+        if let Err(error) = self
+            .audit
+            .record_catalog_loaded(previous, measurement)
+            .await
+        {
+            count("refused");
+            return refuse(format!("the audit log cannot record the reload: {error}"));
+        }
+        drop(current);
+        // New upstream clients: no connection or listing of the old catalog is reused.
+        let old = self.gateway.replace_router(Arc::new(router));
+        if let Some(metrics) = &self.metrics {
+            metrics.catalog_in_force(&measurement.to_string());
+        }
+        count("loaded");
+        tracing::info!(
+            catalog = %measurement,
+            previous_catalog = %previous,
+            "catalog reloaded: later calls are decided under it"
+        );
+        tokio::spawn(async move {
+            let started = tokio::time::Instant::now();
+            while Arc::strong_count(&old) > 1 && started.elapsed() < RETIRE_LIMIT {
+                tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            }
+            old.shutdown().await;
+        });
+    }
+}
