@@ -463,6 +463,59 @@ fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
             "{}",
             run.stdout
         );
+        // `--catalog` is the catalog in force at the end (B), or the one it started with (A).
+        let b_file = dir.join("catalog-b.json");
+        std::fs::write(&b_file, catalog_b.to_string()).unwrap();
+        let run = crate::util::toolgate(&[
+            "audit",
+            "verify",
+            "--catalog",
+            b_file.to_str().unwrap(),
+            audit.to_str().unwrap(),
+        ]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        assert!(
+            run.stdout.contains(&format!(
+                "first prev  {measurement_a} (the catalog measurement)\nin force    \
+                 {measurement_b} (the measurement of --catalog, at the log's end)\n"
+            )),
+            "{}",
+            run.stdout
+        );
+        let a_file = dir.join("catalog-a.json");
+        std::fs::write(&a_file, catalog_a.to_string()).unwrap();
+        let run = crate::util::toolgate(&[
+            "audit",
+            "verify",
+            "--catalog",
+            a_file.to_str().unwrap(),
+            audit.to_str().unwrap(),
+        ]);
+        assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+        // A catalog that is neither: exit 1, the start's mismatch named.
+        let other = dir.join("catalog-other.json");
+        std::fs::write(&other, crate::util::EXAMPLE_CATALOG).unwrap();
+        let run = crate::util::toolgate(&[
+            "audit",
+            "verify",
+            "--catalog",
+            other.to_str().unwrap(),
+            audit.to_str().unwrap(),
+        ]);
+        assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
+        let other_measurement =
+            catalog_store::Catalog::from_slice(crate::util::EXAMPLE_CATALOG.as_bytes())
+                .unwrap()
+                .measurement()
+                .digest();
+        assert!(
+            run.stdout.contains(&format!(
+                "line 1 (seq 0): the first entry's prev is not the catalog's measurement: \
+                 expected {other_measurement}, found {measurement_a}"
+            )),
+            "{}",
+            run.stdout
+        );
         drop(upstream);
     });
 }
