@@ -519,3 +519,54 @@ fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
         drop(upstream);
     });
 }
+
+#[test]
+fn the_first_audit_entry_names_the_replica() {
+    run(async {
+        let dir = temp_dir("replica");
+        let catalog = dir.join("catalog.json");
+        std::fs::write(&catalog, EXAMPLE_CATALOG).unwrap();
+        let named = dir.join("named.jsonl");
+        let mut serve = ServeProcess::spawn(&catalog, &named, &["--replica-name", "gw-eu-1"]);
+        serve.connect(ProtocolVersion::V2025_11_25).await;
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        let entries = crate::e2e_support::read_entries(&named);
+        assert_eq!(entries[0]["event"], "gateway_started");
+        assert_eq!(entries[0]["replica"], "gw-eu-1");
+
+        // By default: the host name and the process id.
+        let unnamed = dir.join("unnamed.jsonl");
+        let mut serve = ServeProcess::spawn(&catalog, &unnamed, &[]);
+        serve.connect(ProtocolVersion::V2025_11_25).await;
+        let pid = serve.pid();
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        let entries = crate::e2e_support::read_entries(&unnamed);
+        assert_eq!(entries[0]["replica"], format!("{}/{pid}", host.trim()));
+        assert_eq!(
+            toolgate::audit::verify_file(&unnamed, None)
+                .unwrap()
+                .entries(),
+            1
+        );
+
+        let run = crate::util::toolgate(&[
+            "serve",
+            "--catalog",
+            catalog.to_str().unwrap(),
+            "--audit",
+            dir.join("refused.jsonl").to_str().unwrap(),
+            "--replica-name",
+            "two\nlines",
+        ]);
+        assert_eq!(run.code, 2, "{}", run.stderr);
+        assert_eq!(
+            run.stderr,
+            "toolgate: --replica-name \"two\\nlines\": write 1 to 256 characters without control \
+             characters, such as gw-eu-1\n"
+        );
+        assert!(!dir.join("refused.jsonl").exists());
+    });
+}

@@ -228,8 +228,9 @@ pub(crate) fn started_members(
     catalog: &Digest,
     previous_catalog: Option<&Digest>,
     detail: &str,
+    replica: Option<&str>,
 ) -> Vec<(&'static str, Value)> {
-    vec![
+    let mut members = vec![
         ("time", rfc3339_utc(time).into()),
         ("event", EVENT_STARTED.into()),
         ("catalog", catalog.to_string().into()),
@@ -238,7 +239,12 @@ pub(crate) fn started_members(
             previous_catalog.map_or(Value::Null, |d| d.to_string().into()),
         ),
         ("detail", bounded(detail, MAX_DETAIL).into()),
-    ]
+    ];
+    // Which of several replicas wrote this log (docs/replicas.md); absent when not named.
+    if let Some(replica) = replica {
+        members.push(("replica", bounded(replica, MAX_NAME).into()));
+    }
+    members
 }
 
 /// The members of a `catalog_loaded` entry: the measurement now in force and the one it

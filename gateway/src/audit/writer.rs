@@ -38,6 +38,7 @@ pub struct AuditOptions {
     write_deadline: Duration,
     argument_key: Option<ArgumentKey>,
     sync_observer: Option<SyncObserver>,
+    replica: Option<String>,
 }
 
 /// Told how long each group commit (write and sync) took: `toolgate serve --metrics`.
@@ -65,6 +66,7 @@ impl AuditOptions {
             write_deadline: DEFAULT_WRITE_DEADLINE,
             argument_key: None,
             sync_observer: None,
+            replica: None,
         }
     }
 
@@ -87,6 +89,13 @@ impl AuditOptions {
     /// entry.
     pub fn sync_observer(&mut self, observer: SyncObserver) -> &mut Self {
         self.sync_observer = Some(observer);
+        self
+    }
+
+    /// The `gateway_started` entry names the replica that writes the log (`replica`), so that
+    /// the logs of several replicas behind one load balancer are told apart.
+    pub fn replica(&mut self, name: impl Into<String>) -> &mut Self {
+        self.replica = Some(name.into());
         self
     }
 }
@@ -346,6 +355,7 @@ impl AuditLog {
                 catalog,
                 previous_catalog.as_ref(),
                 &detail,
+                options.replica.as_deref(),
             ),
             &mut line,
         )?;

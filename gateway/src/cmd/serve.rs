@@ -141,6 +141,10 @@ pub(crate) struct ServeOptionArgs {
     /// of its own (keep it off the network clients reach).
     #[arg(long, value_name = "ADDR")]
     pub(crate) metrics: Option<SocketAddr>,
+    /// The name of this replica, recorded in the audit log's `gateway_started` entry (default:
+    /// the host name and the process id, `HOST/PID`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) replica_name: Option<String>,
     /// Log lines as `text` (default) or `json` (one object per line).
     #[arg(long, value_name = "FORMAT", value_enum, default_value = "text")]
     pub(crate) log_format: LogFormat,
@@ -220,6 +224,9 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
         let key = ArgumentKey::read(key).map_err(|error| Failure::Usage(error.to_string()))?;
         audit_options.argument_key(key);
     }
+    audit_options.replica(crate::cmd::serve_ops::replica_name(
+        args.replica_name.as_deref(),
+    )?);
     let operations = Operations::start(args.metrics, &mut audit_options).await?;
     let measurement = catalog.measurement().digest();
     let audit = AuditLog::open_with(&args.audit, catalog.measurement(), &audit_options)

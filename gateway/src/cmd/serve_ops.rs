@@ -219,3 +219,27 @@ impl Reloader {
         });
     }
 }
+
+/// The longest `--replica-name`.
+const MAX_REPLICA_NAME: usize = 256;
+
+/// `--replica-name NAME` checked (1 to 256 characters, no control characters), or the host
+/// name and the process id.
+pub(crate) fn replica_name(given: Option<&str>) -> Result<String, Failure> {
+    let Some(name) = given else {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .map(|host| host.trim().to_owned())
+            .filter(|host| !host.is_empty())
+            .unwrap_or_else(|| "localhost".to_owned());
+        return Ok(format!("{host}/{}", std::process::id()));
+    };
+    let length = name.chars().count();
+    if length == 0 || length > MAX_REPLICA_NAME || name.chars().any(char::is_control) {
+        return Err(Failure::Usage(format!(
+            "--replica-name {name:?}: write 1 to {MAX_REPLICA_NAME} characters without control \
+             characters, such as gw-eu-1"
+        )));
+    }
+    Ok(name.to_owned())
+}
