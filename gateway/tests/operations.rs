@@ -1,6 +1,7 @@
 //! Operating `toolgate serve` (docs/design.md §8) as a real process: `--metrics` (counters that
 //! move exactly as calls are allowed and denied, histograms with observations, `/healthz`,
-//! `/readyz` turning 503 when the audit log fails) and `--log-format json`.
+//! `/readyz` turning 503 when the audit log fails), catalog reloads on SIGHUP, `--log-format
+//! json` and `--replica-name`.
 
 use std::time::Duration;
 
@@ -568,5 +569,68 @@ fn the_first_audit_entry_names_the_replica() {
              characters, such as gw-eu-1\n"
         );
         assert!(!dir.join("refused.jsonl").exists());
+    });
+}
+
+#[test]
+fn a_metrics_address_in_use_exits_2_before_the_audit_log_is_written() {
+    let dir = temp_dir("metrics-in-use");
+    let catalog = dir.join("catalog.json");
+    std::fs::write(&catalog, EXAMPLE_CATALOG).unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let address = taken.local_addr().unwrap().to_string();
+    let audit = dir.join("audit.jsonl");
+    let run = crate::util::toolgate(&[
+        "serve",
+        "--catalog",
+        catalog.to_str().unwrap(),
+        "--listen",
+        "127.0.0.1:0",
+        "--audit",
+        audit.to_str().unwrap(),
+        "--metrics",
+        &address,
+    ]);
+    assert_eq!(run.code, 2, "{}", run.stderr);
+    assert_eq!(
+        run.stderr,
+        format!(
+            "toolgate: --metrics: cannot listen on {address}: Address already in use (os error 98)\n"
+        )
+    );
+    assert!(!audit.exists());
+}
+
+#[test]
+fn the_metrics_listener_answers_only_get() {
+    run(async {
+        let dir = temp_dir("metrics-methods");
+        let catalog = dir.join("catalog.json");
+        std::fs::write(&catalog, EXAMPLE_CATALOG).unwrap();
+        let port = free_port();
+        let mut serve = ServeProcess::spawn(
+            &catalog,
+            &dir.join("audit.jsonl"),
+            &["--metrics", &format!("127.0.0.1:{port}")],
+        );
+        serve.connect(ProtocolVersion::V2025_11_25).await;
+        // Ready once the listener is up (a GET first, so the listener is known to answer).
+        assert_eq!(get(port, "/readyz").await.0, 200);
+        let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        stream
+            .write_all(b"POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            .await
+            .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).await.unwrap();
+        assert!(response.starts_with("HTTP/1.1 405 "), "{response}");
+        assert!(
+            response.ends_with("\r\n\r\nonly GET is served here\n"),
+            "{response}"
+        );
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
     });
 }

@@ -80,8 +80,8 @@ mod e2e_local;
 // and backoff, stderr flood, SIGTERM ignored; a check never outrun; files changed under a child.
 mod e2e_local_children;
 
-// `toolgate serve --metrics` and `--log-format json` as processes: exact counters before and
-// after calls, histograms, /healthz, /readyz turning 503 on a full disk, JSON log lines.
+// Operating `toolgate serve` as a process: --metrics (exact counters, histograms, /healthz,
+// /readyz 503 on a full disk), SIGHUP reloads, --log-format json, --replica-name.
 mod operations;
 
 // `toolgate identity --command`: the resolved program and the entrypoint digests to pin.
