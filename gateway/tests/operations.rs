@@ -183,6 +183,35 @@ fn metrics_move_exactly_as_calls_are_allowed_and_denied() {
             "{after}"
         );
 
+        // An impostor: the refused handshake is counted under the denial reason.
+        let impostor = toolgate_testkit::DemoIdentity::generate().unwrap();
+        upstream.controls().present_identity(&impostor).unwrap();
+        upstream.controls().close_connections();
+        let answer = client
+            .call_tool("demo.add", json!({"a": 1, "b": 2}))
+            .await
+            .unwrap();
+        assert_eq!(denial(&answer), (-32001, "identity_mismatch".to_owned()));
+        let refused = scrape(port).await;
+        let handshakes_of = |result: &str| {
+            sample(
+                &refused,
+                &format!(
+                    "toolgate_upstream_handshakes_total{{upstream=\"{url}\",result=\"{result}\"}}"
+                ),
+            )
+        };
+        assert_eq!(handshakes_of("identity_mismatch"), 1.0, "{refused}");
+        assert_eq!(handshakes_of("ok"), handshakes as f64, "{refused}");
+        assert_eq!(
+            sample(
+                &refused,
+                "toolgate_calls_total{tool=\"demo.add\",decision=\"identity_mismatch\"}"
+            ),
+            1.0,
+            "{refused}"
+        );
+
         let (code, stderr) = serve.terminate().await;
         assert_eq!(code, 0, "{stderr}");
         assert!(

@@ -321,14 +321,9 @@ impl Router {
         }
     }
 
-    /// Counts the handshakes a network upstream's client made, and a failed one.
     fn count_handshakes(&self, upstream: &Upstream, failure: Option<&UpstreamError>) {
-        let (Some(metrics), Some(client)) = (&self.metrics, upstream.network()) else {
-            return;
-        };
-        metrics.count_handshakes_made(upstream.url(), client.connections_made());
-        if let Some(error) = failure {
-            metrics.count_failed_handshake(upstream.url(), error.reason().as_str());
+        if let Some(metrics) = &self.metrics {
+            count_handshakes(metrics, upstream, failure);
         }
     }
 
@@ -455,9 +450,7 @@ impl Router {
                     Err(error) => error.reason().as_str(),
                 };
                 metrics.count_listing(client.url(), result);
-                if let Some(network) = client.network() {
-                    metrics.count_handshakes_made(client.url(), network.connections_made());
-                }
+                count_handshakes(&metrics, &client, listed.as_ref().err());
             }
             listed
         };
@@ -601,6 +594,24 @@ impl Router {
             Ok(()) => CallFailure::Denied(denial),
             Err(failure) => CallFailure::AuditUnavailable(failure),
         }
+    }
+}
+
+/// Counts the handshakes a network upstream's client made, and `failure` when it is one of a
+/// connection (refused, TLS, or the pinned identity): a handshake is made for a call's path or
+/// for a listing, whichever needs a connection first.
+fn count_handshakes(metrics: &Metrics, upstream: &Upstream, failure: Option<&UpstreamError>) {
+    let Some(client) = upstream.network() else {
+        return;
+    };
+    metrics.count_handshakes_made(upstream.url(), client.connections_made());
+    if let Some(
+        error @ (UpstreamError::Identity { .. }
+        | UpstreamError::Connect { .. }
+        | UpstreamError::Tls { .. }),
+    ) = failure
+    {
+        metrics.count_failed_handshake(upstream.url(), error.reason().as_str());
     }
 }
 
