@@ -427,6 +427,29 @@ fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
         let answer = client.call_tool("demo.get_time", json!({})).await.unwrap();
         assert_eq!(denial(&answer), (-32602, "tool_not_in_catalog".to_owned()));
 
+        // A call in flight across the reload finishes on the catalog it started under: its
+        // listing is held by the upstream until the reload is done.
+        let echo_a = catalog_a
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|entry| entry["tool_name"] == "demo.echo")
+            .unwrap()["definition_hash"]
+            .clone();
+        let mut second = serve.connect(ProtocolVersion::V2025_11_25).await;
+        let lists_before = upstream.controls().method_count("tools/list");
+        upstream.controls().set_delay(Some(Duration::from_secs(1)));
+        let in_flight = tokio::spawn(async move {
+            second
+                .call_tool("demo.echo", json!({"text": "in flight"}))
+                .await
+                .unwrap()
+        });
+        crate::e2e_support::eventually("the in-flight call's listing reaches the upstream", || {
+            upstream.controls().method_count("tools/list") > lists_before
+        })
+        .await;
+
         // A valid one: in force for the next calls.
         std::fs::write(&catalog, catalog_b.to_string()).unwrap();
         hang_up(&serve);
@@ -436,6 +459,9 @@ fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
             1.0,
         )
         .await;
+        upstream.controls().set_delay(None);
+        let finished = in_flight.await.unwrap();
+        assert!(finished.is_ok(), "{finished:?}");
         assert_eq!(
             sample(
                 &metrics,
@@ -477,18 +503,32 @@ fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
         assert_eq!(summary.starts().len(), 1);
         assert_eq!(summary.catalog_loads().len(), 1);
         let load = summary.catalog_loads()[0];
-        assert_eq!((load.seq, load.catalog), (4, measurement_b));
+        assert_eq!(load.catalog, measurement_b);
         assert_eq!(summary.catalog_in_force(), Some(measurement_b));
         let entries = crate::e2e_support::read_entries(&audit);
-        assert_eq!(entries[4]["event"], "catalog_loaded");
-        assert_eq!(entries[4]["previous_catalog"], measurement_a.to_string());
-        assert_eq!(entries[4]["catalog"], measurement_b.to_string());
-        assert_eq!(entries.len(), 8, "start, 3 decisions, reload, 3 decisions");
+        let seq = load.seq as usize;
+        assert_eq!(entries[seq]["event"], "catalog_loaded");
+        assert_eq!(entries[seq]["previous_catalog"], measurement_a.to_string());
+        assert_eq!(entries[seq]["catalog"], measurement_b.to_string());
+        assert_eq!(
+            entries.len(),
+            9,
+            "start, 3 decisions, the in-flight one and the reload, 3 decisions"
+        );
+        let echoes: Vec<&Value> = entries
+            .iter()
+            .filter(|entry| entry["tool"] == "demo.echo")
+            .collect();
+        assert_eq!(echoes.len(), 2, "{echoes:?}");
+        assert_eq!(echoes[0]["decision"], "allowed");
+        assert_eq!(echoes[0]["expected_definition"], echo_a);
+        assert_eq!(echoes[1]["decision"], "definition_mismatch");
         let run = crate::util::toolgate(&["audit", "verify", audit.to_str().unwrap()]);
         assert_eq!(run.code, 0, "{}", run.stderr);
         assert!(
             run.stdout.contains(&format!(
-                "reloaded    seq 4 (line 5) to catalog {measurement_b}\n"
+                "reloaded    seq {} (line {}) to catalog {measurement_b}\n",
+                load.seq, load.line
             )),
             "{}",
             run.stdout
