@@ -6,7 +6,7 @@
 //! cargo bench -p toolgate --bench load -- [--clients 1,16,64] [--duration SECS | --calls N]
 //!     [--warmup SECS]
 //!     [--scenario all|direct|list|upstream-client|max-age|per-call|stdio-direct|stdio-per-call,…]
-//!     [--audit DIR] [--keep-audit]
+//!     [--audit DIR] [--keep-audit] [--metrics]
 //! ```
 //!
 //! One process, loopback only: a [`DemoUpstream`] over TLS with a generated certificate (the
@@ -52,10 +52,11 @@ use serde_json::{Value, json};
 use server_identity::rustls::RootCertStore;
 use server_identity::{EntrypointDigests, digest_file};
 use server_identity::{ServerAnchors, TlsTrust, TrustBundles, client_config};
-use toolgate::audit::{AuditLog, verify_file};
+use toolgate::audit::{AuditLog, AuditOptions, SyncObserver, verify_file};
 use toolgate::definition_check::Freshness;
 use toolgate::local::{LocalCommand, LocalOptions, LocalUpstream};
 use toolgate::mcp::{RawJson, methods};
+use toolgate::metrics::Metrics;
 use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
 use toolgate::upstream::observe_tools;
@@ -112,6 +113,10 @@ struct Args {
     /// per CPU.
     #[arg(long)]
     threads: Option<usize>,
+    /// Count every gateway call in `toolgate::metrics`, as `toolgate serve --metrics` does
+    /// (calls, stage histograms, handshakes, listings, audit sync time).
+    #[arg(long)]
+    metrics: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -201,6 +206,7 @@ struct Setup {
     audit_dir: PathBuf,
     audit_kind: &'static str,
     keep_audit: bool,
+    metrics: bool,
 }
 
 /// How one simulated client makes its calls.
@@ -473,10 +479,26 @@ async fn run_scenario(
         }
     ));
     let _ = std::fs::remove_file(&path);
-    let audit = Arc::new(AuditLog::open(&path, catalog.measurement())?);
+    let metrics = setup.metrics.then(|| Arc::new(Metrics::new()));
+    let mut audit_options = AuditOptions::new();
+    if let Some(metrics) = &metrics {
+        let metrics = Arc::clone(metrics);
+        audit_options.sync_observer(SyncObserver::new(move |took| {
+            metrics.observe_audit_sync(took)
+        }));
+    }
+    let audit = Arc::new(AuditLog::open_with(
+        &path,
+        catalog.measurement(),
+        &audit_options,
+    )?);
     let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
     options.freshness = freshness;
-    let router = Arc::new(Router::new(catalog, options, audit.clone())?);
+    let mut router = Router::new(catalog, options, audit.clone())?;
+    if let Some(metrics) = &metrics {
+        router = router.with_metrics(Arc::clone(metrics));
+    }
+    let router = Arc::new(router);
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
     let address = listener.local_addr()?;
     let gateway = Gateway::new(router.clone(), ServerOptions::for_listen_address(address));
@@ -613,6 +635,7 @@ async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
         // A label for the table: `Box::leak` once per process is fine in a bench binary.
         audit_kind: Box::leak(kind.into_boxed_str()),
         keep_audit: args.keep_audit,
+        metrics: args.metrics,
     })
 }
 
@@ -687,11 +710,12 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
     let scenarios = selected(&args);
     let setup = setup(&args).await?;
     eprintln!(
-        "upstream {} (TLS, key-pinned {}), audit logs in {} ({}), {} CPUs, {} worker threads, load average {:.2} at start",
+        "upstream {} (TLS, key-pinned {}), audit logs in {} ({}), metrics {}, {} CPUs, {} worker threads, load average {:.2} at start",
         setup.upstream.url(),
         setup.upstream.spki_fingerprint(),
         setup.audit_dir.display(),
         setup.audit_kind,
+        if setup.metrics { "on" } else { "off" },
         std::thread::available_parallelism().map_or(0, usize::from),
         args.threads
             .map_or_else(|| "default".to_owned(), |threads| threads.to_string()),

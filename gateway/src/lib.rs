@@ -87,6 +87,7 @@ pub mod audit;
 pub mod definition_check;
 pub mod denial;
 pub mod local;
+pub mod metrics;
 pub use toolgate_mcp as mcp;
 pub mod router;
 pub mod server;

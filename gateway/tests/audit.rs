@@ -936,3 +936,57 @@ fn keyed_argument_digests_are_hmac_sha256_of_the_canonical_form() {
     );
     assert_eq!(verify_file(&path, Some(&catalog_a())).unwrap().entries(), 3);
 }
+
+#[test]
+fn a_reload_entry_continues_the_chain_and_must_name_the_catalog_in_force() {
+    run(async {
+        let path = log_path("reload-chain");
+        let log = AuditLog::open(&path, &measurement_a()).unwrap();
+        log.record(sample(0)).await.unwrap();
+        log.record_catalog_loaded(catalog_a(), catalog_b())
+            .await
+            .unwrap();
+        log.record(sample(1)).await.unwrap();
+        log.shutdown().await;
+        drop(log);
+        let summary = verify_file(&path, Some(&catalog_a())).unwrap();
+        assert_eq!(summary.entries(), 4);
+        assert_eq!(summary.catalog_loads().len(), 1);
+        assert_eq!(summary.catalog_loads()[0].seq, 2);
+        assert_eq!(summary.catalog_in_force(), Some(catalog_b()));
+        // A restart under B appends after the reload: "same catalog".
+        let log = AuditLog::open(&path, &measurement_b()).unwrap();
+        log.shutdown().await;
+        drop(log);
+        let entries: Vec<Value> = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(
+            entries[4]["detail"],
+            "appending after 4 entries; same catalog"
+        );
+
+        // A reload that names another catalog than the one in force does not verify.
+        let path = log_path("reload-wrong-previous");
+        let log = AuditLog::open(&path, &measurement_a()).unwrap();
+        log.record_catalog_loaded(catalog_b(), catalog_b())
+            .await
+            .unwrap();
+        log.shutdown().await;
+        drop(log);
+        let entry = broken(&path);
+        assert_eq!(entry.line, 2);
+        assert_eq!(
+            entry.problem,
+            ChainProblem::NotAnEntry {
+                reason: format!(
+                    "a reload from catalog {}, but {} was in force",
+                    catalog_b(),
+                    catalog_a()
+                )
+            }
+        );
+    });
+}

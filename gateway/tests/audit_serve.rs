@@ -65,12 +65,12 @@ fn a_second_serve_on_one_audit_file_exits_2_naming_the_lock_holder() {
 }
 
 /// A tmpfs mounted for one test, unmounted when dropped.
-struct SmallDisk {
-    mount_point: PathBuf,
+pub(crate) struct SmallDisk {
+    pub(crate) mount_point: PathBuf,
 }
 
 impl SmallDisk {
-    fn mount(size: &str) -> SmallDisk {
+    pub(crate) fn mount(size: &str) -> SmallDisk {
         let mount_point = temp_dir("small-disk");
         let output = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
@@ -93,7 +93,7 @@ impl SmallDisk {
     }
 
     /// Writes a file until the disk is full.
-    fn fill(&self) {
+    pub(crate) fn fill(&self) {
         use std::io::Write;
         let mut filler = std::fs::File::create(self.mount_point.join("filler")).unwrap();
         let block = [0u8; 512];

@@ -82,5 +82,9 @@ mod e2e_local;
 // and backoff, stderr flood, SIGTERM ignored; a check never outrun; files changed under a child.
 mod e2e_local_children;
 
+// Operating `toolgate serve` as a process: --metrics (exact counters, histograms, /healthz,
+// /readyz 503 on a full disk), SIGHUP reloads, --log-format json, --replica-name.
+mod operations;
+
 // `toolgate identity --command`: the resolved program and the entrypoint digests to pin.
 mod identity_command;

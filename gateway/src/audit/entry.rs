@@ -144,6 +144,8 @@ pub fn arguments_digest(arguments: &Value) -> Result<Digest, CanonicalizeError> 
 pub(crate) const EVENT_CALL: &str = "tools/call";
 /// The `event` of the entry each gateway run begins with.
 pub(crate) const EVENT_STARTED: &str = "gateway_started";
+/// The `event` of the entry a catalog reload (SIGHUP) writes before the new catalog serves.
+pub(crate) const EVENT_CATALOG_LOADED: &str = "catalog_loaded";
 
 // Limits on the texts an entry carries, so that every entry stays far below the verifier's
 // line limit whatever a client or an upstream sends.
@@ -226,8 +228,9 @@ pub(crate) fn started_members(
     catalog: &Digest,
     previous_catalog: Option<&Digest>,
     detail: &str,
+    replica: Option<&str>,
 ) -> Vec<(&'static str, Value)> {
-    vec![
+    let mut members = vec![
         ("time", rfc3339_utc(time).into()),
         ("event", EVENT_STARTED.into()),
         ("catalog", catalog.to_string().into()),
@@ -236,6 +239,30 @@ pub(crate) fn started_members(
             previous_catalog.map_or(Value::Null, |d| d.to_string().into()),
         ),
         ("detail", bounded(detail, MAX_DETAIL).into()),
+    ];
+    // Which of several replicas wrote this log (docs/replicas.md); absent when not named.
+    if let Some(replica) = replica {
+        members.push(("replica", bounded(replica, MAX_NAME).into()));
+    }
+    members
+}
+
+/// The members of a `catalog_loaded` entry: the measurement now in force and the one it
+/// replaced.
+pub(crate) fn catalog_loaded_members(
+    time: SystemTime,
+    catalog: &Digest,
+    previous_catalog: &Digest,
+) -> Vec<(&'static str, Value)> {
+    vec![
+        ("time", rfc3339_utc(time).into()),
+        ("event", EVENT_CATALOG_LOADED.into()),
+        ("catalog", catalog.to_string().into()),
+        ("previous_catalog", previous_catalog.to_string().into()),
+        (
+            "detail",
+            "catalog reloaded (SIGHUP); later calls are decided under it".into(),
+        ),
     ]
 }
 

@@ -18,7 +18,9 @@
 //! ```
 //!
 //! (one line in the file). `event` is `tools/call` for a decision (`decision` is `allowed` or a
-//! [`DenialReason`] string) or `gateway_started` for the start of a gateway run. Arguments are
+//! [`DenialReason`] string), `gateway_started` for the start of a gateway run (with `replica`
+//! when [`AuditOptions::replica`] names it), or `catalog_loaded` for a catalog reload
+//! ([`AuditLog::record_catalog_loaded`]: `previous_catalog` and `catalog`). Arguments are
 //! recorded as the digest of their RFC 8785 form, never as values ([`ArgumentsDigest`]):
 //! `sha256:<hex>`, or `hmac-sha256:<hex>` keyed with [`AuditOptions::argument_key`]
 //! (`toolgate serve --audit-key FILE`), so that low-entropy arguments cannot be found by
@@ -43,7 +45,8 @@
 //!   (`previous_catalog`, `null` for a new log). An existing log is verified first and continued
 //!   from its last `hash`; the chain's first `prev` stays the first catalog's measurement, so a
 //!   restart with another catalog shows as a `gateway_started` entry whose two measurements
-//!   differ.
+//!   differ. A reload shows as a `catalog_loaded` entry, whose `previous_catalog` must be the
+//!   catalog in force ([`ChainSummary::catalog_in_force`]).
 //! - **Torn last line.** A crash during a write can leave a last line without its newline. No
 //!   client was answered for it (answers wait for the sync). [`verify_file`] reports it as
 //!   [`ChainProblem::TornLine`], and [`AuditLog::open`] refuses to start with
@@ -113,4 +116,4 @@ pub use verify::{
     BrokenEntry, ChainProblem, ChainSummary, GatewayStart, MAX_LINE_BYTES, VerifyError,
     verify_file, verify_reader,
 };
-pub use writer::{AuditError, AuditLog, AuditOptions, DEFAULT_WRITE_DEADLINE};
+pub use writer::{AuditError, AuditLog, AuditOptions, DEFAULT_WRITE_DEADLINE, SyncObserver};

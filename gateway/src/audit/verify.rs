@@ -11,7 +11,7 @@ use jcs_digest::{Digest, StrictJsonErrorKind, parse_strict};
 use serde_json::Value;
 
 use crate::audit::chain::entry_hash;
-use crate::audit::entry::{Decision, EVENT_CALL, EVENT_STARTED};
+use crate::audit::entry::{Decision, EVENT_CALL, EVENT_CATALOG_LOADED, EVENT_STARTED};
 
 /// The longest line the verifier reads. The writer bounds every text it records, so its entries
 /// stay far below this.
@@ -26,6 +26,7 @@ pub struct ChainSummary {
     last_hash: Option<Digest>,
     decisions: BTreeMap<Decision, u64>,
     starts: Vec<GatewayStart>,
+    loads: Vec<GatewayStart>,
 }
 
 impl ChainSummary {
@@ -61,17 +62,26 @@ impl ChainSummary {
         &self.starts
     }
 
-    /// The measurement of the catalog in force at the end of the log: the last start's, or the
-    /// first `prev` when the log records no start.
+    /// The `catalog_loaded` entries (reloads), in order.
+    pub fn catalog_loads(&self) -> &[GatewayStart] {
+        &self.loads
+    }
+
+    /// The measurement of the catalog in force at the end of the log: the last start's or
+    /// reload's, whichever is later, or the first `prev` when the log records neither.
     pub fn catalog_in_force(&self) -> Option<Digest> {
-        self.starts
-            .last()
-            .map(|start| start.catalog)
-            .or(self.first_prev)
+        let start = self.starts.last();
+        let load = self.loads.last();
+        let last = match (start, load) {
+            (Some(start), Some(load)) if load.seq > start.seq => Some(load),
+            (Some(start), _) => Some(start),
+            (None, load) => load,
+        };
+        last.map(|entry| entry.catalog).or(self.first_prev)
     }
 }
 
-/// One `gateway_started` entry.
+/// One `gateway_started` entry (or `catalog_loaded`: the same members matter).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct GatewayStart {
     /// Line number, from 1.
@@ -434,11 +444,32 @@ impl ChainVerifier {
                     catalog,
                 });
             }
+            Some(EVENT_CATALOG_LOADED) => {
+                let catalog = digest_member(entry.get("catalog"), "catalog")
+                    .map_err(|reason| not_entry(Some(seq), &reason))?;
+                let previous = digest_member(entry.get("previous_catalog"), "previous_catalog")
+                    .map_err(|reason| not_entry(Some(seq), &reason))?;
+                let in_force = self.summary.catalog_in_force();
+                if in_force.is_some_and(|in_force| in_force != previous) {
+                    return Err(not_entry(
+                        Some(seq),
+                        &format!(
+                            "a reload from catalog {previous}, but {} was in force",
+                            in_force.map(|d| d.to_string()).unwrap_or_default()
+                        ),
+                    ));
+                }
+                self.summary.loads.push(GatewayStart {
+                    line: line_number,
+                    seq,
+                    catalog,
+                });
+            }
             Some(other) => {
                 return Err(not_entry(
                     Some(seq),
                     &format!(
-                        "unknown event {other:?}; the gateway writes \"{EVENT_CALL}\" and \"{EVENT_STARTED}\""
+                        "unknown event {other:?}; the gateway writes \"{EVENT_CALL}\", \"{EVENT_STARTED}\" and \"{EVENT_CATALOG_LOADED}\""
                     ),
                 ));
             }

@@ -9,13 +9,13 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
 use catalog_store::CatalogMeasurement;
-use jcs_digest::CanonicalizeError;
+use jcs_digest::{CanonicalizeError, Digest};
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::audit::arguments::{ArgumentKey, ArgumentsDigest};
 use crate::audit::chain::{AuditReceipt, ChainHead};
-use crate::audit::entry::{CallRecord, call_members, started_members};
+use crate::audit::entry::{CallRecord, call_members, catalog_loaded_members, started_members};
 use crate::audit::lock::{LockFailure, lock_exclusive};
 use crate::audit::verify::{BrokenEntry, ChainProblem, VerifyError, verify_reader};
 
@@ -37,6 +37,26 @@ pub const DEFAULT_WRITE_DEADLINE: Duration = Duration::from_secs(10);
 pub struct AuditOptions {
     write_deadline: Duration,
     argument_key: Option<ArgumentKey>,
+    sync_observer: Option<SyncObserver>,
+    replica: Option<String>,
+}
+
+/// Told how long each group commit (write and sync) took: `toolgate serve --metrics`.
+#[derive(Clone)]
+pub struct SyncObserver(Arc<dyn Fn(Duration) + Send + Sync>);
+
+impl SyncObserver {
+    /// Calls `observe` with the duration of every group commit, on the writer thread (keep it
+    /// short).
+    pub fn new(observe: impl Fn(Duration) + Send + Sync + 'static) -> SyncObserver {
+        SyncObserver(Arc::new(observe))
+    }
+}
+
+impl std::fmt::Debug for SyncObserver {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SyncObserver")
+    }
 }
 
 impl AuditOptions {
@@ -45,6 +65,8 @@ impl AuditOptions {
         AuditOptions {
             write_deadline: DEFAULT_WRITE_DEADLINE,
             argument_key: None,
+            sync_observer: None,
+            replica: None,
         }
     }
 
@@ -60,6 +82,20 @@ impl AuditOptions {
     /// Argument digests become HMAC-SHA-256 under `key` ([`AuditLog::arguments_digest`]).
     pub fn argument_key(&mut self, key: ArgumentKey) -> &mut Self {
         self.argument_key = Some(key);
+        self
+    }
+
+    /// `observer` is told the duration of every group commit after the `gateway_started`
+    /// entry.
+    pub fn sync_observer(&mut self, observer: SyncObserver) -> &mut Self {
+        self.sync_observer = Some(observer);
+        self
+    }
+
+    /// The `gateway_started` entry names the replica that writes the log (`replica`), so that
+    /// the logs of several replicas behind one load balancer are told apart.
+    pub fn replica(&mut self, name: impl Into<String>) -> &mut Self {
+        self.replica = Some(name.into());
         self
     }
 }
@@ -205,7 +241,7 @@ enum Command {
 
 #[derive(Debug)]
 struct Pending {
-    record: CallRecord,
+    record: Entry,
     time: SystemTime,
     reply: oneshot::Sender<Result<AuditReceipt, AuditError>>,
 }
@@ -319,6 +355,7 @@ impl AuditLog {
                 catalog,
                 previous_catalog.as_ref(),
                 &detail,
+                options.replica.as_deref(),
             ),
             &mut line,
         )?;
@@ -344,6 +381,7 @@ impl AuditLog {
             committed_len,
             counters: Arc::clone(&counters),
             state: Arc::clone(&state),
+            sync_observer: options.sync_observer.clone(),
         };
         std::thread::Builder::new()
             .name("toolgate-audit".to_owned())
@@ -390,6 +428,25 @@ impl AuditLog {
     /// Outside a Tokio runtime with its time driver enabled (the deadline is a Tokio timer), as
     /// every Tokio timer does.
     pub async fn record(&self, record: CallRecord) -> Result<AuditReceipt, AuditError> {
+        self.submit(Entry::Call(record)).await
+    }
+
+    /// Records that the catalog measured `catalog` replaced the one measured `previous` (a
+    /// reload), written and synced like a decision; the chain continues through it.
+    ///
+    /// # Errors
+    ///
+    /// As [`AuditLog::record`].
+    pub async fn record_catalog_loaded(
+        &self,
+        previous: Digest,
+        catalog: Digest,
+    ) -> Result<AuditReceipt, AuditError> {
+        self.submit(Entry::CatalogLoaded { previous, catalog })
+            .await
+    }
+
+    async fn submit(&self, record: Entry) -> Result<AuditReceipt, AuditError> {
         if let Some(reason) = lock_state(&self.state).failure.clone() {
             return Err(self.closed(Some(reason)));
         }
@@ -455,11 +512,37 @@ impl AuditLog {
         self.counters.syncs.load(Ordering::Relaxed)
     }
 
+    /// Why the log no longer records (a failed write or sync, a missed deadline), or `None`
+    /// while it does.
+    pub fn failure(&self) -> Option<String> {
+        lock_state(&self.state).failure.clone()
+    }
+
     fn closed(&self, reason: Option<String>) -> AuditError {
         let reason = reason.or_else(|| lock_state(&self.state).failure.clone());
         AuditError::Closed {
             path: self.path.clone(),
             reason,
+        }
+    }
+}
+
+/// What one pending line records.
+// A decision is the common entry, and `Pending` is boxed already: no second box for it.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug)]
+enum Entry {
+    Call(CallRecord),
+    CatalogLoaded { previous: Digest, catalog: Digest },
+}
+
+impl Entry {
+    fn members(&self, time: SystemTime) -> Vec<(&'static str, Value)> {
+        match self {
+            Entry::Call(record) => call_members(record, time),
+            Entry::CatalogLoaded { previous, catalog } => {
+                catalog_loaded_members(time, catalog, previous)
+            }
         }
     }
 }
@@ -474,6 +557,7 @@ struct Writer {
     committed_len: u64,
     counters: Arc<Counters>,
     state: Arc<Mutex<LogState>>,
+    sync_observer: Option<SyncObserver>,
 }
 
 impl Writer {
@@ -531,14 +615,18 @@ impl Writer {
             .iter()
             .map(|pending| {
                 self.head
-                    .append(call_members(&pending.record, pending.time), lines)
+                    .append(pending.record.members(pending.time), lines)
                     .map_err(AuditError::from)
             })
             .collect();
+        let commit_started = std::time::Instant::now();
         let written = file
             .write_all(lines)
             .map_err(|source| ("write", source))
             .and_then(|()| file.sync_data().map_err(|source| ("sync", source)));
+        if let Some(observer) = &self.sync_observer {
+            (observer.0)(commit_started.elapsed());
+        }
         let shared = Arc::clone(&self.state);
         let mut state = lock_state(&shared);
         let error = match (written, state.failure.clone()) {

@@ -40,8 +40,9 @@ pub(crate) struct VerifyArgs {
     /// rewritten by someone who can write the file.
     #[arg(long, value_name = "HASH")]
     pub(crate) expect_head: Option<String>,
-    /// Also check that the log was started with this catalog: the first entry's `prev` must be
-    /// the catalog's measurement.
+    /// Also check the catalog: the first entry's `prev` must be its measurement (the log was
+    /// started with it), or, for a log that records reloads (`catalog_loaded`) or restarts
+    /// with another catalog, the catalog in force at the log's end must be it.
     #[arg(long, value_name = "FILE")]
     pub(crate) catalog: Option<PathBuf>,
     /// Print one JSON object instead of lines.
@@ -92,6 +93,18 @@ fn run_verify(args: &VerifyArgs) -> Result<Verdict, Failure> {
     } else {
         verify_file(&args.file, measurement.as_ref())
     };
+    // A log that reloaded its catalog: `--catalog` may be the one in force at its end.
+    let verified = match (verified, &measurement) {
+        (Err(VerifyError::Broken(entry)), Some(expected))
+            if !from_stdin && matches!(entry.problem, ChainProblem::FirstPrevNotCatalog { .. }) =>
+        {
+            match verify_file(&args.file, None) {
+                Ok(summary) if summary.catalog_in_force() == Some(*expected) => Ok(summary),
+                _ => Err(VerifyError::Broken(entry)),
+            }
+        }
+        (verified, _) => verified,
+    };
     let (text, verdict) = match verified {
         Ok(summary) => match expect_head {
             Some(expected) if summary.last_hash() != Some(expected) => {
@@ -138,12 +151,17 @@ fn render_summary_text(file: &str, summary: &ChainSummary, catalog: Option<&Dige
         summary.entries(),
         summary.entries() - 1
     ));
-    let origin = if catalog.is_some() {
+    let origin = if catalog == Some(&first_prev) {
         "the measurement of --catalog"
     } else {
         "the catalog measurement"
     };
     out.push_str(&format!("first prev  {first_prev} ({origin})\n"));
+    if let Some(in_force) = catalog.filter(|catalog| **catalog != first_prev) {
+        out.push_str(&format!(
+            "in force    {in_force} (the measurement of --catalog, at the log's end)\n"
+        ));
+    }
     out.push_str(&format!("last hash   {last_hash}\n"));
     let decisions: Vec<String> = summary
         .decisions()
@@ -162,6 +180,12 @@ fn render_summary_text(file: &str, summary: &ChainSummary, catalog: Option<&Dige
             start.seq, start.line, start.catalog
         ));
     }
+    for load in summary.catalog_loads() {
+        out.push_str(&format!(
+            "reloaded    seq {} (line {}) to catalog {}\n",
+            load.seq, load.line, load.catalog
+        ));
+    }
     out
 }
 
@@ -178,6 +202,13 @@ fn render_summary_json(file: &str, summary: &ChainSummary, catalog: Option<&Dige
         .iter()
         .map(|start| json!({"line": start.line, "seq": start.seq, "catalog": start.catalog.to_string()}))
         .collect();
+    let loads: Vec<Value> = summary
+        .catalog_loads()
+        .iter()
+        .map(
+            |load| json!({"line": load.line, "seq": load.seq, "catalog": load.catalog.to_string()}),
+        )
+        .collect();
     let object = json!({
         "file": file,
         "verified": true,
@@ -187,6 +218,7 @@ fn render_summary_json(file: &str, summary: &ChainSummary, catalog: Option<&Dige
         "catalog": text(catalog.copied()),
         "decisions": decisions,
         "starts": starts,
+        "catalog_loads": loads,
     });
     format!("{object}\n")
 }

@@ -24,6 +24,7 @@ mod key;
 pub(crate) mod pin;
 mod reach;
 pub(crate) mod serve;
+mod serve_ops;
 
 pub(crate) fn run(command: Command) -> Result<Verdict, Failure> {
     match command {

@@ -16,6 +16,7 @@ use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, ServerOptions};
 use toolgate::upstream::UpstreamOptions;
 
+use crate::cmd::serve_ops::{LogFormat, Operations, Reloader};
 use crate::outcome::{Failure, Verdict};
 
 /// The system trust bundle read when no `--ca` is given.
@@ -136,11 +137,22 @@ pub(crate) struct ServeOptionArgs {
     /// The private key (PEM) of --tls-cert.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub(crate) tls_key: Option<PathBuf>,
+    /// Serve /metrics (OpenMetrics text), /healthz and /readyz over plain HTTP on this address
+    /// of its own (keep it off the network clients reach).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) metrics: Option<SocketAddr>,
+    /// The name of this replica, recorded in the audit log's `gateway_started` entry (default:
+    /// the host name and the process id, `HOST/PID`).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) replica_name: Option<String>,
+    /// Log lines as `text` (default) or `json` (one object per line).
+    #[arg(long, value_name = "FORMAT", value_enum, default_value = "text")]
+    pub(crate) log_format: LogFormat,
 }
 
 pub(crate) fn run(args: &ServeArgs) -> Result<Verdict, Failure> {
     let args: &ServeOptionArgs = &args.options;
-    init_logging();
+    crate::cmd::serve_ops::init_logging_as(args.log_format);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -149,17 +161,6 @@ pub(crate) fn run(args: &ServeArgs) -> Result<Verdict, Failure> {
     // A blocking read of stdin cannot be cancelled; do not wait for it forever.
     runtime.shutdown_timeout(Duration::from_secs(1));
     verdict
-}
-
-/// `tracing` to standard error, filtered by `RUST_LOG` (default `info`).
-pub(crate) fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_target(false)
-        .try_init();
 }
 
 async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
@@ -223,20 +224,43 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
         let key = ArgumentKey::read(key).map_err(|error| Failure::Usage(error.to_string()))?;
         audit_options.argument_key(key);
     }
+    audit_options.replica(crate::cmd::serve_ops::replica_name(
+        args.replica_name.as_deref(),
+    )?);
+    let operations = Operations::start(args.metrics, &mut audit_options).await?;
     let measurement = catalog.measurement().digest();
     let audit = AuditLog::open_with(&args.audit, catalog.measurement(), &audit_options)
         .map_err(|error| Failure::Usage(error.to_string()))?;
     let audit = Arc::new(audit);
     let tools = catalog.entries().len();
     let upstreams = catalog.servers().len();
-    let router = Router::new(catalog, router_options, audit.clone())
+    let reload_options = router_options.clone();
+    let mut router = Router::new(catalog, router_options, audit.clone())
         .map_err(|error| Failure::Usage(error.to_string()))?;
+    if operations.enabled() {
+        router = router.with_metrics(operations.metrics.clone());
+        operations
+            .metrics
+            .catalog_in_force(&measurement.to_string());
+    }
+    operations.readiness.set_catalog_loaded();
+    operations.readiness.set_audit(audit.clone());
     let router = Arc::new(router);
-    let gateway = Gateway::new(router.clone(), server_options);
+    let gateway = Gateway::new(router, server_options);
+    let reloads = Reloader {
+        path: args.catalog.clone(),
+        options: reload_options,
+        audit: audit.clone(),
+        metrics: operations.enabled().then(|| operations.metrics.clone()),
+        gateway: gateway.clone(),
+    }
+    .spawn();
 
     let served = if args.stdio {
         tracing::info!(tools, upstreams, catalog = %measurement, "serving MCP on stdio");
+        operations.readiness.set_listener_up(true);
         gateway
+            .clone()
             .serve_stdio(tokio::io::stdin(), tokio::io::stdout(), shutdown_signal())
             .await
     } else {
@@ -253,10 +277,18 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
         let scheme = if tls.is_some() { "https" } else { "http" };
         let address = listener.local_addr().unwrap_or(args.listen);
         tracing::info!(tools, upstreams, catalog = %measurement, "serving MCP on {scheme}://{address}/mcp");
-        gateway.serve_http(listener, tls, shutdown_signal()).await
+        operations.readiness.set_listener_up(true);
+        gateway
+            .clone()
+            .serve_http(listener, tls, shutdown_signal())
+            .await
     };
+    if let Some(reloads) = reloads {
+        reloads.abort();
+    }
+    operations.stop().await;
     // Local servers' processes are stopped (SIGTERM, then SIGKILL), never left running.
-    router.shutdown().await;
+    gateway.router().shutdown().await;
     audit.shutdown().await;
     tracing::info!(
         entries = audit.entries_written(),

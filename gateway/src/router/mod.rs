@@ -65,6 +65,7 @@ use crate::audit::{AuditLog, CallRecord, Decision, ObservedIdentity as AuditIden
 use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
 use crate::local::LocalOptions;
 use crate::mcp::{ErrorObject, RawJson, error_codes};
+use crate::metrics::{self, Metrics, Stage};
 use crate::upstream::{ObservedIdentity, UpstreamError, UpstreamOptions};
 
 use self::upstream_kind::CallPath;
@@ -192,6 +193,8 @@ pub struct Router {
     /// Each catalog tool name's index in `routes`.
     route_of_tool: HashMap<String, usize>,
     audit: Arc<AuditLog>,
+    /// `toolgate serve --metrics`; `None` measures nothing.
+    metrics: Option<Arc<Metrics>>,
 }
 
 /// One upstream and what the router keeps about it.
@@ -237,7 +240,14 @@ impl Router {
             routes,
             route_of_tool,
             audit,
+            metrics: None,
         })
+    }
+
+    /// The same router, counting its calls, stages, handshakes and listings in `metrics`.
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Router {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// The catalog in force.
@@ -289,6 +299,45 @@ impl Router {
     /// The result is the upstream's, byte for byte (DESIGN.md §5, "Pass-through data is not
     /// rewritten").
     pub async fn call_tool(&self, call: ToolCall) -> Result<RawJson, CallFailure> {
+        let started = Instant::now();
+        // The label is the catalog's own name, never the client's text for a tool it lacks.
+        let (tool, upstream) = match self.route(&call.tool) {
+            Some((entry, upstream, _)) => (entry.tool_name().to_owned(), upstream.url()),
+            None => (metrics::UNKNOWN_TOOL.to_owned(), ""),
+        };
+        let result = self.call_tool_unmeasured(call).await;
+        let decision = match &result {
+            Ok(_) => "allowed",
+            Err(CallFailure::Denied(denial)) => denial.reason.as_str(),
+            Err(CallFailure::AuditUnavailable(_)) => metrics::AUDIT_UNAVAILABLE,
+        };
+        // One line per call, its fields as members under `--log-format json`.
+        tracing::info!(
+            tool = %tool,
+            upstream,
+            decision,
+            latency_ms = started.elapsed().as_secs_f64() * 1000.0,
+            "tools/call"
+        );
+        if let Some(metrics) = &self.metrics {
+            metrics.count_call(&tool, decision);
+        }
+        result
+    }
+
+    fn observe(&self, stage: Stage, started: Instant) {
+        if let Some(metrics) = &self.metrics {
+            metrics.observe_stage(stage, started.elapsed());
+        }
+    }
+
+    fn count_handshakes(&self, upstream: &Upstream, failure: Option<&UpstreamError>) {
+        if let Some(metrics) = &self.metrics {
+            count_handshakes(metrics, upstream, failure);
+        }
+    }
+
+    async fn call_tool_unmeasured(&self, call: ToolCall) -> Result<RawJson, CallFailure> {
         let started = Instant::now();
         let ToolCall {
             tool,
@@ -382,7 +431,9 @@ impl Router {
         let tool = entry.tool_name();
         let expected = entry.definition_hash();
         // Step 2: a connection through the pinning verifier, and the protocol state.
-        let path = match upstream.call_path().await {
+        let path = upstream.call_path().await;
+        self.count_handshakes(upstream, path.as_ref().err());
+        let path = match path {
             Ok(path) => path,
             Err(error) => {
                 let denial = upstream_denial(entry, upstream, &error, "connecting");
@@ -400,11 +451,25 @@ impl Router {
         // read after the path was established.
         let generation = *upstream.invalidations().borrow();
         let client = upstream.clone();
-        let fetch = move || async move { client.list_tools().await };
-        let observed = match definitions
+        let listing_metrics = self.metrics.clone();
+        let fetch = move || async move {
+            let listed = client.list_tools().await;
+            if let Some(metrics) = listing_metrics {
+                let result = match &listed {
+                    Ok(_) => "ok",
+                    Err(error) => error.reason().as_str(),
+                };
+                metrics.count_listing(client.url(), result);
+                count_handshakes(&metrics, &client, listed.as_ref().err());
+            }
+            listed
+        };
+        let check_started = Instant::now();
+        let checked = definitions
             .check(entry.upstream_name(), &expected, generation, fetch)
-            .await
-        {
+            .await;
+        self.observe(Stage::DefinitionCheck, check_started);
+        let observed = match checked {
             Ok(verified) => verified.digest(),
             Err(DefinitionCheckError::Fetch(error)) => {
                 let denial = upstream_denial(entry, upstream, &error, "listing its tools");
@@ -461,7 +526,8 @@ impl Router {
             .map_err(|failure| Forward::Failed(failure.into()))?;
 
         // Step 5: forward on the checked path, and return the result exactly as received.
-        match upstream
+        let forward_started = Instant::now();
+        let forwarded = upstream
             .call_tool_on(
                 path,
                 entry.upstream_name(),
@@ -469,8 +535,9 @@ impl Router {
                 meta.clone().map(Value::Object),
                 generation,
             )
-            .await
-        {
+            .await;
+        self.observe(Stage::Upstream, forward_started);
+        match forwarded {
             Ok(result) => Ok(result),
             Err(
                 error @ (UpstreamError::CallNotSent { .. } | UpstreamError::SessionLost { .. }),
@@ -498,7 +565,10 @@ impl Router {
     }
 
     async fn record(&self, record: CallRecord, tool: &str) -> Result<(), AuditUnavailable> {
-        match self.audit.record(record).await {
+        let record_started = Instant::now();
+        let recorded = self.audit.record(record).await;
+        self.observe(Stage::Audit, record_started);
+        match recorded {
             Ok(_) => Ok(()),
             Err(error) => {
                 tracing::error!("audit log failure: {error}");
@@ -530,6 +600,24 @@ impl Router {
             Ok(()) => CallFailure::Denied(denial),
             Err(failure) => CallFailure::AuditUnavailable(failure),
         }
+    }
+}
+
+/// Counts the handshakes a network upstream's client made, and `failure` when it is one of a
+/// connection (refused, TLS, or the pinned identity): a handshake is made for a call's path or
+/// for a listing, whichever needs a connection first.
+fn count_handshakes(metrics: &Metrics, upstream: &Upstream, failure: Option<&UpstreamError>) {
+    let Some(client) = upstream.network() else {
+        return;
+    };
+    metrics.count_handshakes_made(upstream.url(), client.connections_made());
+    if let Some(
+        error @ (UpstreamError::Identity { .. }
+        | UpstreamError::Connect { .. }
+        | UpstreamError::Tls { .. }),
+    ) = failure
+    {
+        metrics.count_failed_handshake(upstream.url(), error.reason().as_str());
     }
 }
 

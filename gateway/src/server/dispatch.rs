@@ -88,6 +88,7 @@ pub(crate) async fn answer(
     let result: RawJson = match request.method.as_str() {
         methods::PING => Ok(json!({}).into()),
         methods::TOOLS_LIST => gateway
+            .served()
             .listing
             .page(params)
             .map(RawJson::from)
@@ -225,7 +226,7 @@ async fn call_tool(
     call.session_id = session.map(str::to_owned);
     call.request_id = Some(request.id.to_value());
     gateway
-        .router
+        .router()
         .call_tool(call)
         .await
         .map_err(|failure| Refusal {

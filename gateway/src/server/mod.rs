@@ -73,10 +73,11 @@ use self::session::SessionTable;
 /// The gateway as MCP clients see it: a [`Router`] behind the MCP transports.
 #[derive(Debug)]
 pub struct Gateway {
-    router: Arc<Router>,
+    /// The router and its listing, replaced together by a reload; a call holds the `Arc` it
+    /// started with, so calls in flight finish on the catalog they were checked under.
+    served: std::sync::RwLock<Arc<Served>>,
     options: ServerOptions,
     sessions: SessionTable,
-    listing: ToolListing,
     /// Request-body bytes all requests in flight may hold together (one permit a byte).
     request_budget: tokio::sync::Semaphore,
 }
@@ -84,25 +85,43 @@ pub struct Gateway {
 impl Gateway {
     /// Puts `router` behind the client-facing transports with `options`.
     pub fn new(router: Arc<Router>, options: ServerOptions) -> Arc<Gateway> {
-        let measurement = router.catalog().measurement().digest().to_string();
-        let tag = measurement.strip_prefix("sha256:").unwrap_or(&measurement);
-        let listing = ToolListing::new(router.listed_tools(), options.page_size, tag);
+        let served = Served::new(router, options.page_size);
         let sessions = SessionTable::new(options.max_sessions, options.max_sessions_per_address);
         let budget = options
             .max_request_bytes_in_flight
             .min(tokio::sync::Semaphore::MAX_PERMITS);
         Arc::new(Gateway {
-            router,
+            served: std::sync::RwLock::new(Arc::new(served)),
             options,
             sessions,
-            listing,
             request_budget: tokio::sync::Semaphore::new(budget),
         })
     }
 
-    /// The router calls go through.
-    pub fn router(&self) -> &Arc<Router> {
-        &self.router
+    /// The router calls go through now.
+    pub fn router(&self) -> Arc<Router> {
+        Arc::clone(&self.served().router)
+    }
+
+    /// Puts `router` (a reloaded catalog) in force for every later request, atomically with
+    /// its tools/list; returns the router it replaced, which calls in flight still use.
+    pub fn replace_router(&self, router: Arc<Router>) -> Arc<Router> {
+        let served = Arc::new(Served::new(router, self.options.page_size));
+        let mut current = self
+            .served
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let old = std::mem::replace(&mut *current, served);
+        Arc::clone(&old.router)
+    }
+
+    pub(crate) fn served(&self) -> Arc<Served> {
+        Arc::clone(
+            &self
+                .served
+                .read()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 
     /// Serves MCP Streamable HTTP on `listener` (TLS when `tls` is given, HTTP/1.1 and HTTP/2)
@@ -138,5 +157,21 @@ impl Gateway {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         stdio::serve(self, input, output, shutdown).await
+    }
+}
+
+/// A router and the tools/list pages of its catalog.
+#[derive(Debug)]
+pub(crate) struct Served {
+    pub(crate) router: Arc<Router>,
+    pub(crate) listing: ToolListing,
+}
+
+impl Served {
+    fn new(router: Arc<Router>, page_size: usize) -> Served {
+        let measurement = router.catalog().measurement().digest().to_string();
+        let tag = measurement.strip_prefix("sha256:").unwrap_or(&measurement);
+        let listing = ToolListing::new(router.listed_tools(), page_size, tag);
+        Served { router, listing }
     }
 }
