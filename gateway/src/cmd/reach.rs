@@ -147,7 +147,7 @@ pub(crate) async fn list_local_tools(
 /// stderr, the first thing to read when it fails to start); without it, nothing is logged.
 pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, Failure> {
     if std::env::var_os("RUST_LOG").is_some() {
-        crate::cmd::serve::init_logging();
+        crate::cmd::serve_ops::init_logging_as(crate::cmd::serve_ops::LogFormat::Text);
     }
     tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
