@@ -80,5 +80,9 @@ mod e2e_local;
 // and backoff, stderr flood, SIGTERM ignored; a check never outrun; files changed under a child.
 mod e2e_local_children;
 
+// Who may call: bearer tokens (RS256, ES256, EdDSA minted here), every 401, RFC 9728 metadata,
+// the principal in the audit, serve's refusal of an unauthenticated non-loopback listener.
+mod e2e_auth;
+
 // `toolgate identity --command`: the resolved program and the entrypoint digests to pin.
 mod identity_command;

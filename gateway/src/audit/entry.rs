@@ -104,6 +104,9 @@ pub struct CallRecord {
     pub session_id: Option<String>,
     /// The JSON-RPC `id` of the client's request.
     pub request_id: Option<Value>,
+    /// Who called, as [`Principal`](crate::auth::Principal) writes it (`User::"alice"`,
+    /// `anonymous`, …; DESIGN.md §7).
+    pub principal: String,
     /// From the arrival of the request to the decision.
     pub latency: Duration,
 }
@@ -124,6 +127,7 @@ impl CallRecord {
             arguments: None,
             session_id: None,
             request_id: None,
+            principal: "anonymous".to_owned(),
             latency: Duration::ZERO,
         }
     }
@@ -197,6 +201,7 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'stat
     let mut members = vec![
         ("time", rfc3339_utc(time).into()),
         ("event", EVENT_CALL.into()),
+        ("principal", bounded(&record.principal, MAX_URL).into()),
         ("tool", bounded(&record.tool, MAX_NAME).into()),
         ("upstream_name", text(&record.upstream_name, MAX_NAME)),
         ("upstream_url", text(&record.upstream_url, MAX_URL)),

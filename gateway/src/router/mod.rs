@@ -70,6 +70,7 @@ use crate::upstream::{ObservedIdentity, UpstreamError, UpstreamOptions};
 use self::upstream_kind::CallPath;
 pub use self::upstream_kind::Upstream;
 pub use self::upstreams::RouterBuildError;
+pub use crate::auth::Principal;
 pub use crate::denial::{Denial, DenialReason, codes, error_code};
 
 /// One `tools/call` as the client sent it.
@@ -86,6 +87,8 @@ pub struct ToolCall {
     pub session_id: Option<String>,
     /// The client's JSON-RPC request id, for the audit log.
     pub request_id: Option<Value>,
+    /// Who is calling (DESIGN.md §7), for the audit log.
+    pub principal: Principal,
 }
 
 impl ToolCall {
@@ -97,6 +100,7 @@ impl ToolCall {
             meta: None,
             session_id: None,
             request_id: None,
+            principal: Principal::Anonymous,
         }
     }
 
@@ -286,6 +290,7 @@ impl Router {
             meta,
             session_id,
             request_id,
+            principal,
         } = call;
         let arguments_value = call_arguments;
         // Arguments without an RFC 8785 form (an integer beyond 2^53, say) are still carried;
@@ -297,6 +302,7 @@ impl Router {
             arguments,
             session_id,
             request_id,
+            principal: principal.to_string(),
             ..CallRecord::new(tool.clone(), Decision::Allowed)
         };
 

@@ -6,6 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::auth::Principal;
 use crate::denial::DenialReason;
 use crate::mcp::{
     ErrorObject, Generation, META_SERVER_INFO, ProtocolVersion, RawJson, Request, error_codes,
@@ -83,6 +84,7 @@ pub(crate) async fn answer(
     exchange: Exchange,
     request: &Request,
     session: Option<&str>,
+    principal: &Principal,
 ) -> Result<RawJson, Refusal> {
     let params = request.params.as_ref();
     let result: RawJson = match request.method.as_str() {
@@ -93,7 +95,7 @@ pub(crate) async fn answer(
             .map(RawJson::from)
             .map_err(Refusal::from),
         // The upstream's result, as it wrote it.
-        methods::TOOLS_CALL => call_tool(gateway, request, session).await,
+        methods::TOOLS_CALL => call_tool(gateway, request, session, principal).await,
         methods::SERVER_DISCOVER if matches!(exchange, Exchange::Stateless(_)) => {
             Ok(discover().into())
         }
@@ -187,6 +189,7 @@ async fn call_tool(
     gateway: &Gateway,
     request: &Request,
     session: Option<&str>,
+    principal: &Principal,
 ) -> Result<RawJson, Refusal> {
     let Some(params) = request.params.as_ref() else {
         return Err(invalid_params("tools/call needs params with a \"name\"").into());
@@ -224,6 +227,7 @@ async fn call_tool(
     call.meta = meta;
     call.session_id = session.map(str::to_owned);
     call.request_id = Some(request.id.to_value());
+    call.principal = principal.clone();
     gateway
         .router
         .call_tool(call)
