@@ -17,11 +17,11 @@ use toolgate_testkit::GatewayClient;
 
 use crate::e2e_support::{Harness, Setup, TOOLGATE, call_entries, run, temp_dir};
 
-const ISSUER: &str = "https://auth.example";
-const AUDIENCE: &str = "https://gateway.example/mcp";
+pub const ISSUER: &str = "https://auth.example";
+pub const AUDIENCE: &str = "https://gateway.example/mcp";
 
 /// A signing key and its public JWK.
-struct TestKey {
+pub struct TestKey {
     kid: String,
     algorithm: Algorithm,
     encoding: EncodingKey,
@@ -32,7 +32,7 @@ fn b64(bytes: &[u8]) -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
-fn ec_key(kid: &str) -> TestKey {
+pub fn ec_key(kid: &str) -> TestKey {
     let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
     let raw = pair.public_key_raw();
     assert_eq!((raw.len(), raw[0]), (65, 4), "an uncompressed P-256 point");
@@ -101,18 +101,18 @@ fn now() -> u64 {
 }
 
 /// Claims that the gateway accepts, for `sub`.
-fn claims(sub: &str) -> Value {
+pub fn claims(sub: &str) -> Value {
     json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "exp": now() + 300, "nbf": now() - 5,
            "scope": "tools:call tools:list", "groups": ["ops"]})
 }
 
-fn mint(key: &TestKey, claims: &Value) -> String {
+pub fn mint(key: &TestKey, claims: &Value) -> String {
     let mut header = Header::new(key.algorithm);
     header.kid = Some(key.kid.clone());
     jsonwebtoken::encode(&header, claims, &key.encoding).unwrap()
 }
 
-fn jwks(keys: &[&TestKey]) -> Vec<u8> {
+pub fn jwks(keys: &[&TestKey]) -> Vec<u8> {
     json!({"keys": keys.iter().map(|key| key.jwk.clone()).collect::<Vec<_>>()})
         .to_string()
         .into_bytes()
@@ -670,4 +670,19 @@ fn client_certificates_name_the_caller_by_spiffe_id_or_key_and_another_ca_is_ref
         serving.await.unwrap().unwrap();
         harness.stop().await;
     });
+}
+
+/// Without the `cedar` feature, `--policy` refuses to start rather than run unenforced.
+#[cfg(not(feature = "cedar"))]
+#[test]
+fn serve_without_cedar_refuses_a_policy() {
+    let (code, stderr) = serve_exit("127.0.0.1:0", &["--policy", "examples/policy.cedar"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "--policy examples/policy.cedar: this toolgate was built without Cedar; rebuild \
+             with `--features cedar`"
+        ),
+        "{stderr}"
+    );
 }

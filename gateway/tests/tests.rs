@@ -84,5 +84,10 @@ mod e2e_local_children;
 // the principal in the audit, serve's refusal of an unauthenticated non-loopback listener.
 mod e2e_auth;
 
+// Cedar authorization: the example policy, tools/list filtered, not_authorized audited with the
+// deciding policies, a policy that does not parse refusing serve.
+#[cfg(feature = "cedar")]
+mod e2e_policy;
+
 // `toolgate identity --command`: the resolved program and the entrypoint digests to pin.
 mod identity_command;

@@ -10,7 +10,7 @@ use rustls::server::danger::ClientCertVerifier;
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
 use server_identity::rustls::RootCertStore;
-use toolgate::auth::BearerAuth;
+use toolgate::auth::{BearerAuth, ToolPolicy};
 use toolgate::server::ServerOptions;
 
 use crate::outcome::Failure;
@@ -37,6 +37,11 @@ pub(crate) struct ClientAuthArgs {
     /// --tls-cert); the principal is its SPIFFE ID, else its key fingerprint.
     #[arg(long, value_name = "FILE", requires = "tls_cert")]
     pub(crate) client_ca: Option<PathBuf>,
+    /// Authorize every tools/call (and filter tools/list) with this Cedar policy file:
+    /// principal, action `Action::"call"`, resource `Tool::"<tool_name>"` with `server`,
+    /// `read_only` and `destructive`, context `{ protocol }`. Checked at start.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) policy: Option<PathBuf>,
     /// Serve a non-loopback --listen address without --jwks or --client-ca (anyone who reaches
     /// it may call every catalog tool).
     #[arg(long)]
@@ -70,6 +75,16 @@ impl ClientAuthArgs {
             options.resource_url(url);
         }
         Ok(())
+    }
+
+    /// The Cedar policy, parsed (a file that does not parse refuses to start, naming the line).
+    pub(crate) fn policy(&self) -> Result<Option<Arc<ToolPolicy>>, Failure> {
+        let Some(path) = &self.policy else {
+            return Ok(None);
+        };
+        ToolPolicy::from_file(path)
+            .map(|policy| Some(Arc::new(policy)))
+            .map_err(|error| Failure::Usage(error.to_string()))
     }
 
     /// The verifier of client certificates for the HTTPS listener, when --client-ca is given.

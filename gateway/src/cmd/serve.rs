@@ -182,6 +182,7 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     router_options.local = toolgate::local::LocalOptions::from_upstream(&upstream);
     router_options.upstream = upstream;
     router_options.freshness = freshness;
+    router_options.policy = args.client_auth.policy()?;
     args.client_auth.check_exposure(args.listen, args.stdio)?;
     let catalog = Catalog::load(&args.catalog).map_err(|error| match error {
         CatalogLoadError::Invalid { .. } => Failure::Invalid(error.to_string()),

@@ -6,6 +6,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::listing::ToolListing;
 use crate::auth::Principal;
 use crate::denial::DenialReason;
 use crate::mcp::{
@@ -87,15 +88,24 @@ pub(crate) async fn answer(
     principal: &Principal,
 ) -> Result<RawJson, Refusal> {
     let params = request.params.as_ref();
+    let protocol = match exchange {
+        Exchange::Session(version) | Exchange::Stateless(version) => version.as_str(),
+    };
     let result: RawJson = match request.method.as_str() {
         methods::PING => Ok(json!({}).into()),
-        methods::TOOLS_LIST => gateway
-            .listing
-            .page(params)
-            .map(RawJson::from)
-            .map_err(Refusal::from),
+        // Under a policy, only what this principal may call (DESIGN.md §7).
+        methods::TOOLS_LIST => match gateway.router.listed_tools_for(principal, protocol) {
+            None => gateway.listing.page(params),
+            Some(tools) => {
+                let measurement = gateway.router.catalog().measurement().digest().to_string();
+                let tag = measurement.strip_prefix("sha256:").unwrap_or(&measurement);
+                ToolListing::new(tools, gateway.options.page_size, tag).page(params)
+            }
+        }
+        .map(RawJson::from)
+        .map_err(Refusal::from),
         // The upstream's result, as it wrote it.
-        methods::TOOLS_CALL => call_tool(gateway, request, session, principal).await,
+        methods::TOOLS_CALL => call_tool(gateway, request, session, principal, protocol).await,
         methods::SERVER_DISCOVER if matches!(exchange, Exchange::Stateless(_)) => {
             Ok(discover().into())
         }
@@ -190,6 +200,7 @@ async fn call_tool(
     request: &Request,
     session: Option<&str>,
     principal: &Principal,
+    protocol: &str,
 ) -> Result<RawJson, Refusal> {
     let Some(params) = request.params.as_ref() else {
         return Err(invalid_params("tools/call needs params with a \"name\"").into());
@@ -228,6 +239,7 @@ async fn call_tool(
     call.session_id = session.map(str::to_owned);
     call.request_id = Some(request.id.to_value());
     call.principal = principal.clone();
+    call.protocol = Some(protocol.to_owned());
     gateway
         .router
         .call_tool(call)
