@@ -478,6 +478,26 @@ fn serve_refuses_a_non_loopback_listener_that_authenticates_nobody() {
         stderr.contains("--jwks /nonexistent/jwks.json: cannot read it (No such file or directory"),
         "{stderr}"
     );
+    // A --client-ca that cannot be read is named (it needs an HTTPS listener).
+    let (code, stderr) = serve_exit(
+        "0.0.0.0:0",
+        &[
+            "--tls-cert",
+            "/nonexistent/c.pem",
+            "--tls-key",
+            "/nonexistent/k.pem",
+            "--client-ca",
+            "/nonexistent/ca.pem",
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--client-ca /nonexistent/ca.pem: "),
+        "{stderr}"
+    );
+    let (code, stderr) = serve_exit("127.0.0.1:0", &["--client-ca", "/nonexistent/ca.pem"]);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("--tls-cert"), "{stderr}");
     let (code, stderr) = serve_exit("127.0.0.1:0", &["--jwks", "/nonexistent/jwks.json"]);
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("--jwt-issuer"), "{stderr}");

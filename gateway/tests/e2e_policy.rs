@@ -26,24 +26,77 @@ fn tools() -> Vec<Value> {
     ]
 }
 
+/// A gateway in front of `echo` (read-only) and `wipe` (destructive) with bearer tokens of
+/// `key` and `policy`.
+async fn start(key: &crate::e2e_auth::TestKey, policy: &str) -> Harness {
+    let auth = BearerAuth::from_jwks(ISSUER, AUDIENCE, &jwks(&[key]), "jwks").unwrap();
+    let auth = Arc::new(auth);
+    let policy = ToolPolicy::from_text(policy, "policy.cedar").unwrap();
+    let mut setup = Setup::new();
+    setup.upstream.tools(tools());
+    setup.pinned = vec![
+        ("demo.echo".to_owned(), "echo".to_owned()),
+        ("demo.wipe".to_owned(), "wipe".to_owned()),
+    ];
+    setup.policy = Some(Arc::new(policy));
+    setup.server_options = Some(Box::new(move |options| {
+        options.bearer_auth(auth);
+    }));
+    Harness::start(setup).await
+}
+
+#[test]
+fn a_forbid_that_decides_is_named_in_the_denial_and_the_audit() {
+    run(async {
+        let key = ec_key("ec-1");
+        let policy = format!(
+            "{EXAMPLE_POLICY}\n@id(\"no-wipe-for-alice\")\nforbid (principal == User::\"alice\", \
+             action, resource == Tool::\"demo.wipe\");\n"
+        );
+        let harness = start(&key, &policy).await;
+        let mut alice = GatewayClient::new(&harness.url, ProtocolVersion::V2026_07_28);
+        alice.set_bearer(&mint(&key, &claims("alice")));
+        alice.connect().await.unwrap();
+        let wipe = alice
+            .call_tool("demo.wipe", json!({"text": "x"}))
+            .await
+            .unwrap();
+        assert_eq!(denial(&wipe), (-32005, "not_authorized".to_owned()));
+        assert_eq!(
+            wipe.unwrap_err().message,
+            r#"User::"alice" may not call "demo.wipe": forbidden by no-wipe-for-alice (--policy)"#
+        );
+        let names: Vec<Value> = alice
+            .list_tools()
+            .await
+            .unwrap()
+            .iter()
+            .map(|tool| tool["name"].clone())
+            .collect();
+        assert_eq!(names, [json!("demo.echo")]);
+        let entries = call_entries(&harness.audit_entries());
+        assert_eq!(entries.len(), 1);
+        assert_eq!(
+            (
+                &entries[0]["principal"],
+                &entries[0]["decision"],
+                &entries[0]["policies"]
+            ),
+            (
+                &json!(r#"User::"alice""#),
+                &json!("not_authorized"),
+                &json!(["no-wipe-for-alice"])
+            )
+        );
+        harness.stop().await;
+    });
+}
+
 #[test]
 fn the_example_policy_lets_everyone_read_and_only_ops_destroy() {
     run(async {
         let key = ec_key("ec-1");
-        let auth = BearerAuth::from_jwks(ISSUER, AUDIENCE, &jwks(&[&key]), "jwks").unwrap();
-        let auth = Arc::new(auth);
-        let policy = ToolPolicy::from_text(EXAMPLE_POLICY, "examples/policy.cedar").unwrap();
-        let mut setup = Setup::new();
-        setup.upstream.tools(tools());
-        setup.pinned = vec![
-            ("demo.echo".to_owned(), "echo".to_owned()),
-            ("demo.wipe".to_owned(), "wipe".to_owned()),
-        ];
-        setup.policy = Some(Arc::new(policy));
-        setup.server_options = Some(Box::new(move |options| {
-            options.bearer_auth(auth);
-        }));
-        let harness = Harness::start(setup).await;
+        let harness = start(&key, EXAMPLE_POLICY).await;
 
         let mut dev_claims = claims("bob");
         dev_claims["groups"] = json!(["dev"]);
