@@ -84,6 +84,7 @@
 #![deny(missing_docs)]
 
 pub mod audit;
+pub mod auth;
 pub mod definition_check;
 pub mod denial;
 pub mod local;

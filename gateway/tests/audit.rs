@@ -193,6 +193,7 @@ fn a_decision_entry_records_every_member_in_reading_order() {
                 arguments: Some(arguments.into()),
                 session_id: Some("session-1".to_owned()),
                 request_id: Some(json!("req-7")),
+                principal: r#"User::"alice""#.to_owned(),
                 latency: Duration::from_micros(1234),
                 ..CallRecord::new(
                     "wiki.ask",
@@ -218,6 +219,7 @@ fn a_decision_entry_records_every_member_in_reading_order() {
         "seq": 1,
         "time": time,
         "event": "tools/call",
+        "principal": r#"User::"alice""#,
         "tool": "wiki.ask",
         "upstream_name": "ask_wiki_question",
         "upstream_url": "https://127.0.0.1:8443/mcp",
@@ -239,6 +241,7 @@ fn a_decision_entry_records_every_member_in_reading_order() {
         "\"seq\"",
         "\"time\"",
         "\"event\"",
+        "\"principal\"",
         "\"tool\"",
         "\"decision\"",
         "\"latency_us\"",
@@ -989,4 +992,41 @@ fn a_reload_entry_continues_the_chain_and_must_name_the_catalog_in_force() {
             }
         );
     });
+}
+
+/// `line` with its member `name` set to `value` (removed when `None`) and its hash recomputed.
+fn rewritten(line: &str, name: &str, value: Option<Value>) -> String {
+    let mut entry: Value = serde_json::from_str(line).unwrap();
+    let object = entry.as_object_mut().unwrap();
+    match value {
+        Some(value) => object.insert(name.to_owned(), value),
+        None => object.remove(name),
+    };
+    object.remove("hash");
+    let hash = Digest::of(&canonicalize(&entry).unwrap()).to_string();
+    entry["hash"] = json!(hash);
+    entry.to_string()
+}
+
+#[test]
+fn entries_written_before_principals_still_verify_and_a_principal_must_be_text() {
+    let path = log_path("principal.jsonl");
+    let lines = write_log(&path, 1);
+    assert_eq!(
+        serde_json::from_str::<Value>(&lines[1]).unwrap()["principal"],
+        "anonymous"
+    );
+    // A log from before DESIGN.md §7: no `principal` member.
+    let old = rewritten(&lines[1], "principal", None);
+    write_lines(&path, &[lines[0].clone(), old]);
+    assert_eq!(verify_file(&path, Some(&catalog_a())).unwrap().entries(), 2);
+    let numbered = rewritten(&lines[1], "principal", Some(json!(7)));
+    write_lines(&path, &[lines[0].clone(), numbered]);
+    let entry = broken(&path);
+    assert_eq!(
+        entry.problem,
+        ChainProblem::NotAnEntry {
+            reason: "member \"principal\" is not a string".to_owned()
+        }
+    );
 }

@@ -70,6 +70,8 @@ pub struct Setup {
     pub bundles: TrustBundles,
     /// How the audit log writes (deadline, argument key).
     pub audit_options: AuditOptions,
+    /// `--policy` (DESIGN.md §7).
+    pub policy: Option<Arc<toolgate::auth::ToolPolicy>>,
 }
 
 impl Setup {
@@ -92,6 +94,7 @@ impl Setup {
             server: None,
             bundles: TrustBundles::new(),
             audit_options: AuditOptions::new(),
+            policy: None,
         }
     }
 }
@@ -148,6 +151,7 @@ impl Harness {
         options.freshness = setup.freshness;
         options.upstream = setup.upstream_options;
         options.bundles = setup.bundles;
+        options.policy = setup.policy;
         let router = Router::new(catalog, options, audit.clone()).unwrap();
         let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
             .await

@@ -86,5 +86,14 @@ mod e2e_local_children;
 // /readyz 503 on a full disk), SIGHUP reloads, --log-format json, --replica-name.
 mod operations;
 
+// Who may call: bearer tokens (RS256, ES256, EdDSA minted here), every 401, RFC 9728 metadata,
+// the principal in the audit, serve's refusal of an unauthenticated non-loopback listener.
+mod e2e_auth;
+
+// Cedar authorization: the example policy, tools/list filtered, not_authorized audited with the
+// deciding policies, a policy that does not parse refusing serve.
+#[cfg(feature = "cedar")]
+mod e2e_policy;
+
 // `toolgate identity --command`: the resolved program and the entrypoint digests to pin.
 mod identity_command;

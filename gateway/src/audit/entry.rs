@@ -104,6 +104,11 @@ pub struct CallRecord {
     pub session_id: Option<String>,
     /// The JSON-RPC `id` of the client's request.
     pub request_id: Option<Value>,
+    /// Who called, as [`Principal`](crate::auth::Principal) writes it (`User::"alice"`,
+    /// `anonymous`, …; DESIGN.md §7).
+    pub principal: String,
+    /// The ids of the Cedar policies that decided (`--policy`), `None` without a policy.
+    pub policies: Option<Vec<String>>,
     /// From the arrival of the request to the decision.
     pub latency: Duration,
 }
@@ -124,6 +129,8 @@ impl CallRecord {
             arguments: None,
             session_id: None,
             request_id: None,
+            principal: "anonymous".to_owned(),
+            policies: None,
             latency: Duration::ZERO,
         }
     }
@@ -199,6 +206,7 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'stat
     let mut members = vec![
         ("time", rfc3339_utc(time).into()),
         ("event", EVENT_CALL.into()),
+        ("principal", bounded(&record.principal, MAX_URL).into()),
         ("tool", bounded(&record.tool, MAX_NAME).into()),
         ("upstream_name", text(&record.upstream_name, MAX_NAME)),
         ("upstream_url", text(&record.upstream_url, MAX_URL)),
@@ -209,6 +217,15 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'stat
         ("detail", bounded(&record.detail, MAX_DETAIL).into()),
         ("arguments_digest", arguments_digest),
     ];
+    // Only under a policy, so entries without one read as before.
+    if let Some(policies) = &record.policies {
+        let ids: Vec<Value> = policies
+            .iter()
+            .take(MAX_FINGERPRINTS)
+            .map(|id| bounded(id, MAX_NAME).into())
+            .collect();
+        members.push(("policies", Value::Array(ids)));
+    }
     // Only when there were arguments that could not be digested: a `null` digest then says why.
     if let Some(ArgumentsDigest::NotComputable(reason)) = &record.arguments {
         members.push(("arguments_not_digested", bounded(reason, MAX_DETAIL).into()));

@@ -433,6 +433,10 @@ impl ChainVerifier {
                     })?
                     .parse::<Decision>()
                     .map_err(|error| not_entry(Some(seq), &error.to_string()))?;
+                // Entries written before principals were recorded have none (DESIGN.md §7).
+                if entry.get("principal").is_some_and(|p| !p.is_string()) {
+                    return Err(not_entry(Some(seq), "member \"principal\" is not a string"));
+                }
                 *self.summary.decisions.entry(decision).or_default() += 1;
             }
             Some(EVENT_STARTED) => {

@@ -9,6 +9,7 @@ pub(crate) mod catalog;
 mod catalog_approve;
 mod catalog_text;
 mod catalog_verify;
+mod client_auth;
 mod common;
 #[cfg(feature = "demo")]
 pub(crate) mod demo;

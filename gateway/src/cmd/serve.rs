@@ -16,6 +16,7 @@ use toolgate::router::{Router, RouterOptions};
 use toolgate::server::{Gateway, ServerOptions};
 use toolgate::upstream::UpstreamOptions;
 
+use crate::cmd::client_auth::ClientAuthArgs;
 use crate::cmd::serve_ops::{LogFormat, Operations, Reloader};
 use crate::outcome::{Failure, Verdict};
 
@@ -148,6 +149,9 @@ pub(crate) struct ServeOptionArgs {
     /// Log lines as `text` (default) or `json` (one object per line).
     #[arg(long, value_name = "FORMAT", value_enum, default_value = "text")]
     pub(crate) log_format: LogFormat,
+    /// Who may call (bearer tokens, client certificates).
+    #[command(flatten)]
+    pub(crate) client_auth: ClientAuthArgs,
 }
 
 pub(crate) fn run(args: &ServeArgs) -> Result<Verdict, Failure> {
@@ -179,6 +183,8 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     router_options.local = toolgate::local::LocalOptions::from_upstream(&upstream);
     router_options.upstream = upstream;
     router_options.freshness = freshness;
+    router_options.policy = args.client_auth.policy()?;
+    args.client_auth.check_exposure(args.listen, args.stdio)?;
     let catalog = Catalog::load(&args.catalog).map_err(|error| match error {
         CatalogLoadError::Invalid { .. } => Failure::Invalid(error.to_string()),
         other => Failure::Usage(other.to_string()),
@@ -213,8 +219,11 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
             .allow_origin(origin)
             .map_err(|error| Failure::Usage(error.to_string()))?;
     }
+    args.client_auth.apply(&mut server_options)?;
     let tls = match (&args.tls_cert, &args.tls_key) {
-        (Some(cert), Some(key)) => Some(server_tls(cert, key)?),
+        (Some(cert), Some(key)) => {
+            Some(server_tls(cert, key, args.client_auth.client_verifier()?)?)
+        }
         _ => None,
     };
 
@@ -416,7 +425,11 @@ fn read(path: &Path, option: &str) -> Result<Vec<u8>, Failure> {
 }
 
 /// A TLS server configuration for the listener (HTTP/2 and HTTP/1.1 by ALPN).
-fn server_tls(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, Failure> {
+fn server_tls(
+    cert: &Path,
+    key: &Path,
+    clients: Option<Arc<dyn rustls::server::danger::ClientCertVerifier>>,
+) -> Result<Arc<rustls::ServerConfig>, Failure> {
     let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
         .and_then(|iter| iter.collect::<Result<Vec<_>, _>>())
         .map_err(|error| Failure::Usage(format!("--tls-cert {}: {error}", cert.display())))?;
@@ -429,10 +442,14 @@ fn server_tls(cert: &Path, key: &Path) -> Result<Arc<rustls::ServerConfig>, Fail
     let key = PrivateKeyDer::from_pem_file(key)
         .map_err(|error| Failure::Usage(format!("--tls-key {}: {error}", key.display())))?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|error| Failure::Usage(format!("TLS: {error}")))?
-        .with_no_client_auth()
+        .map_err(|error| Failure::Usage(format!("TLS: {error}")))?;
+    let builder = match clients {
+        Some(verifier) => builder.with_client_cert_verifier(verifier),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder
         .with_single_cert(chain, key)
         .map_err(|error| Failure::Usage(format!("--tls-cert/--tls-key: {error}")))?;
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];

@@ -71,6 +71,8 @@ use crate::upstream::{ObservedIdentity, UpstreamError, UpstreamOptions};
 use self::upstream_kind::CallPath;
 pub use self::upstream_kind::Upstream;
 pub use self::upstreams::RouterBuildError;
+pub use crate::auth::Principal;
+use crate::auth::ToolPolicy;
 pub use crate::denial::{Denial, DenialReason, codes, error_code};
 
 /// One `tools/call` as the client sent it.
@@ -87,6 +89,10 @@ pub struct ToolCall {
     pub session_id: Option<String>,
     /// The client's JSON-RPC request id, for the audit log.
     pub request_id: Option<Value>,
+    /// Who is calling (DESIGN.md §7), for the audit log and the policy.
+    pub principal: Principal,
+    /// The MCP protocol version of the client's exchange (the policy's `context.protocol`).
+    pub protocol: Option<String>,
 }
 
 impl ToolCall {
@@ -98,6 +104,8 @@ impl ToolCall {
             meta: None,
             session_id: None,
             request_id: None,
+            principal: Principal::Anonymous,
+            protocol: None,
         }
     }
 
@@ -168,6 +176,8 @@ pub struct RouterOptions {
     pub freshness: Freshness,
     /// Process limits of local (stdio) upstreams.
     pub local: LocalOptions,
+    /// Who may call what (`--policy`, DESIGN.md §7); `None`: every caller may call every tool.
+    pub policy: Option<Arc<ToolPolicy>>,
 }
 
 impl RouterOptions {
@@ -180,6 +190,7 @@ impl RouterOptions {
             upstream: UpstreamOptions::default(),
             freshness: Freshness::PerCall,
             local: LocalOptions::default(),
+            policy: None,
         }
     }
 }
@@ -195,6 +206,9 @@ pub struct Router {
     audit: Arc<AuditLog>,
     /// `toolgate serve --metrics`; `None` measures nothing.
     metrics: Option<Arc<Metrics>>,
+    /// `--policy`: who may call what; `None` lets every authenticated principal call every
+    /// catalog tool.
+    policy: Option<Arc<ToolPolicy>>,
 }
 
 /// One upstream and what the router keeps about it.
@@ -241,6 +255,7 @@ impl Router {
             route_of_tool,
             audit,
             metrics: None,
+            policy: options.policy,
         })
     }
 
@@ -271,6 +286,29 @@ impl Router {
         for route in &self.routes {
             route.upstream.shutdown().await;
         }
+    }
+
+    /// The tools `principal` may call over `protocol`, as [`listed_tools`](Self::listed_tools)
+    /// lists them: all of them without a policy.
+    pub fn listed_tools_for(&self, principal: &Principal, protocol: &str) -> Option<Vec<Value>> {
+        let policy = self.policy.as_ref()?;
+        let allowed: std::collections::HashSet<&str> = self
+            .catalog
+            .entries()
+            .iter()
+            .filter(|entry| policy.decide(principal, entry, protocol).allowed)
+            .map(|entry| entry.tool_name())
+            .collect();
+        Some(
+            self.listed_tools()
+                .into_iter()
+                .filter(|tool| {
+                    tool.get("name")
+                        .and_then(Value::as_str)
+                        .is_some_and(|name| allowed.contains(name))
+                })
+                .collect(),
+        )
     }
 
     /// The tools clients see: each entry's approved definition, complete, with `"name"` set to
@@ -345,6 +383,8 @@ impl Router {
             meta,
             session_id,
             request_id,
+            principal,
+            protocol,
         } = call;
         let arguments_value = call_arguments;
         // Arguments without an RFC 8785 form (an integer beyond 2^53, say) are still carried;
@@ -356,6 +396,7 @@ impl Router {
             arguments,
             session_id,
             request_id,
+            principal: principal.to_string(),
             ..CallRecord::new(tool.clone(), Decision::Allowed)
         };
 
@@ -375,12 +416,35 @@ impl Router {
             return Err(self.deny(denial, base, None, started).await);
         };
         let expected = entry.definition_hash();
+        let decision = self
+            .policy
+            .as_ref()
+            .map(|policy| policy.decide(&principal, entry, protocol.as_deref().unwrap_or("")));
         let base = CallRecord {
+            policies: decision.as_ref().map(|decision| decision.policies.clone()),
             upstream_name: Some(entry.upstream_name().to_owned()),
             upstream_url: Some(upstream.url().to_owned()),
             expected_definition: Some(expected),
             ..base
         };
+        if let Some(decision) = decision.filter(|decision| !decision.allowed) {
+            let deciding = match decision.policies.as_slice() {
+                [] => "no policy permits it".to_owned(),
+                ids => format!("forbidden by {}", ids.join(", ")),
+            };
+            let denial = Denial {
+                reason: DenialReason::NotAuthorized,
+                tool: tool.clone(),
+                upstream: Some(upstream.url().to_owned()),
+                expected_definition: None,
+                observed_definition: None,
+                message: format!(
+                    "{principal} may not call {:?}: {deciding} (--policy)",
+                    shorten(&tool)
+                ),
+            };
+            return Err(self.deny(denial, base, None, started).await);
+        }
 
         // A call that did not reach the tool on its checked path (the connection closed before
         // it was written, or the upstream had lost the session) goes once more, on a new path

@@ -6,6 +6,8 @@
 
 use serde_json::{Map, Value, json};
 
+use super::listing::ToolListing;
+use crate::auth::Principal;
 use crate::denial::DenialReason;
 use crate::mcp::{
     ErrorObject, Generation, META_SERVER_INFO, ProtocolVersion, RawJson, Request, error_codes,
@@ -83,18 +85,30 @@ pub(crate) async fn answer(
     exchange: Exchange,
     request: &Request,
     session: Option<&str>,
+    principal: &Principal,
 ) -> Result<RawJson, Refusal> {
     let params = request.params.as_ref();
+    let protocol = match exchange {
+        Exchange::Session(version) | Exchange::Stateless(version) => version.as_str(),
+    };
     let result: RawJson = match request.method.as_str() {
         methods::PING => Ok(json!({}).into()),
-        methods::TOOLS_LIST => gateway
-            .served()
-            .listing
-            .page(params)
+        // Under a policy, only what this principal may call (docs/design.md §7).
+        methods::TOOLS_LIST => {
+            let served = gateway.served();
+            match served.router.listed_tools_for(principal, protocol) {
+                None => served.listing.page(params),
+                Some(tools) => {
+                    let measurement = served.router.catalog().measurement().digest().to_string();
+                    let tag = measurement.strip_prefix("sha256:").unwrap_or(&measurement);
+                    ToolListing::new(tools, gateway.options.page_size, tag).page(params)
+                }
+            }
             .map(RawJson::from)
-            .map_err(Refusal::from),
+            .map_err(Refusal::from)
+        }
         // The upstream's result, as it wrote it.
-        methods::TOOLS_CALL => call_tool(gateway, request, session).await,
+        methods::TOOLS_CALL => call_tool(gateway, request, session, principal, protocol).await,
         methods::SERVER_DISCOVER if matches!(exchange, Exchange::Stateless(_)) => {
             Ok(discover().into())
         }
@@ -188,6 +202,8 @@ async fn call_tool(
     gateway: &Gateway,
     request: &Request,
     session: Option<&str>,
+    principal: &Principal,
+    protocol: &str,
 ) -> Result<RawJson, Refusal> {
     let Some(params) = request.params.as_ref() else {
         return Err(invalid_params("tools/call needs params with a \"name\"").into());
@@ -225,6 +241,8 @@ async fn call_tool(
     call.meta = meta;
     call.session_id = session.map(str::to_owned);
     call.request_id = Some(request.id.to_value());
+    call.principal = principal.clone();
+    call.protocol = Some(protocol.to_owned());
     gateway
         .router()
         .call_tool(call)

@@ -29,6 +29,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use serde_json::{Map, Value};
 
+use crate::auth::Principal;
 use crate::mcp::{
     ErrorObject, Generation, META_CLIENT_CAPABILITIES, META_PROTOCOL_VERSION, Message,
     ProtocolVersion, Request, Response, decode_header_value, error_codes, headers as mcp_headers,
@@ -36,6 +37,7 @@ use crate::mcp::{
 };
 
 use super::Gateway;
+use super::client_auth::{self, ClientConnection};
 use super::dispatch::{self, Exchange};
 use super::rebinding;
 
@@ -55,12 +57,19 @@ pub(crate) async fn handle(
     gateway: Arc<Gateway>,
     request: http::Request<Incoming>,
     peer: IpAddr,
+    connection: &ClientConnection,
 ) -> Result<HttpResponse, Infallible> {
-    Ok(route(&gateway, request, peer).await)
+    Ok(route(&gateway, request, peer, connection).await)
 }
 
-async fn route(gateway: &Gateway, request: http::Request<Incoming>, peer: IpAddr) -> HttpResponse {
-    if request.uri().path() != MCP_PATH {
+async fn route(
+    gateway: &Gateway,
+    request: http::Request<Incoming>,
+    peer: IpAddr,
+    connection: &ClientConnection,
+) -> HttpResponse {
+    let path = request.uri().path().to_owned();
+    if path != MCP_PATH && path != crate::auth::RESOURCE_METADATA_PATH {
         return plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is /mcp");
     }
     let host = match request_host(&request) {
@@ -78,8 +87,18 @@ async fn route(gateway: &Gateway, request: http::Request<Incoming>, peer: IpAddr
         tracing::warn!(host = ?host, origin = ?origin, "refused a request: {}", refusal.message());
         return plain(StatusCode::FORBIDDEN, &refusal.message());
     }
+    if path != MCP_PATH {
+        return client_auth::metadata(gateway, &path, host.as_deref(), connection).unwrap_or_else(
+            || plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is /mcp"),
+        );
+    }
+    let principal =
+        match client_auth::authenticate(gateway, request.headers(), host.as_deref(), connection) {
+            Ok(principal) => principal,
+            Err(response) => return *response,
+        };
     match *request.method() {
-        Method::POST => post(gateway, request, peer).await,
+        Method::POST => post(gateway, request, peer, &principal).await,
         Method::DELETE => delete(gateway, request.headers()),
         _ => {
             let mut response = plain(
@@ -165,7 +184,12 @@ fn delete(gateway: &Gateway, headers: &HeaderMap) -> HttpResponse {
     }
 }
 
-async fn post(gateway: &Gateway, request: http::Request<Incoming>, peer: IpAddr) -> HttpResponse {
+async fn post(
+    gateway: &Gateway,
+    request: http::Request<Incoming>,
+    peer: IpAddr,
+    principal: &Principal,
+) -> HttpResponse {
     let (parts, body) = request.into_parts();
     let headers = &parts.headers;
     if !is_json_content_type(headers) {
@@ -247,9 +271,9 @@ async fn post(gateway: &Gateway, request: http::Request<Incoming>, peer: IpAddr)
                 return refusal;
             }
             if is_stateless(headers, &request.method, request.params.as_ref()) {
-                stateless_request(gateway, headers, request).await
+                stateless_request(gateway, headers, request, principal).await
             } else {
-                session_request(gateway, headers, request, peer).await
+                session_request(gateway, headers, request, peer, principal).await
             }
         }
     }
@@ -309,6 +333,7 @@ async fn stateless_request(
     gateway: &Gateway,
     headers: &HeaderMap,
     request: Request,
+    principal: &Principal,
 ) -> HttpResponse {
     let id = request.id.clone();
     let version = match check_envelope(headers, &request) {
@@ -318,17 +343,24 @@ async fn stateless_request(
             return json_response(gateway, status, Response::error(Some(id), error), None);
         }
     };
-    let (response, status) =
-        match dispatch::answer(gateway, Exchange::Stateless(version), &request, None).await {
-            Ok(result) => (Response::result(id, result), StatusCode::OK),
-            Err(refusal) => {
-                let status = match refusal.denial {
-                    Some(reason) => reason.http_status(),
-                    None => stateless_status(refusal.error.code),
-                };
-                (Response::error(Some(id), refusal.error), status)
-            }
-        };
+    let (response, status) = match dispatch::answer(
+        gateway,
+        Exchange::Stateless(version),
+        &request,
+        None,
+        principal,
+    )
+    .await
+    {
+        Ok(result) => (Response::result(id, result), StatusCode::OK),
+        Err(refusal) => {
+            let status = match refusal.denial {
+                Some(reason) => reason.http_status(),
+                None => stateless_status(refusal.error.code),
+            };
+            (Response::error(Some(id), refusal.error), status)
+        }
+    };
     json_response(gateway, status, response, None)
 }
 
@@ -465,6 +497,7 @@ async fn session_request(
     headers: &HeaderMap,
     request: Request,
     peer: IpAddr,
+    principal: &Principal,
 ) -> HttpResponse {
     let id = request.id.clone();
     if request.method == methods::INITIALIZE {
@@ -505,6 +538,7 @@ async fn session_request(
         Exchange::Session(version),
         &request,
         session.as_deref(),
+        principal,
     )
     .await
     {

@@ -24,8 +24,10 @@ use tokio::time::Instant;
 use tokio_rustls::TlsAcceptor;
 
 use super::Gateway;
+use super::client_auth::ClientConnection;
 use super::http::handle;
 use super::options::ServerOptions;
+use crate::auth::Principal;
 
 /// How long a shutdown waits for in-flight exchanges before closing their connections.
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -197,7 +199,13 @@ impl Connection {
                     () = &mut stopped => return,
                 };
                 match sniffed {
-                    Ok(Ok(protocol)) => self.serve(TokioIo::new(stream), protocol).await,
+                    Ok(Ok(protocol)) => {
+                        let client = ClientConnection {
+                            tls: false,
+                            certificate: None,
+                        };
+                        self.serve(TokioIo::new(stream), protocol, client).await
+                    }
                     Ok(Err(error)) => {
                         tracing::debug!(%peer, "connection ended before a request: {error}")
                     }
@@ -218,8 +226,22 @@ impl Connection {
                             Some(b"h2") => Protocol::Http2,
                             _ => Protocol::Http1,
                         };
-                        self.serve(TokioIo::new(tls), protocol).await;
+                        let client = ClientConnection {
+                            tls: true,
+                            certificate: tls
+                                .get_ref()
+                                .1
+                                .peer_certificates()
+                                .and_then(client_certificate_principal),
+                        };
+                        self.serve(TokioIo::new(tls), protocol, client).await;
                     }
+                    // A client certificate refused by --client-ca is worth an operator's eye.
+                    Ok(Err(error)) if is_client_certificate_refusal(&error) => tracing::warn!(
+                        %peer,
+                        "refused a client in the TLS handshake: its certificate does not chain \
+                         to --client-ca ({error})"
+                    ),
                     Ok(Err(error)) => tracing::debug!(%peer, "TLS handshake failed: {error}"),
                     Err(_) => tracing::debug!(%peer, "TLS handshake timed out (--header-timeout)"),
                 }
@@ -227,7 +249,7 @@ impl Connection {
         }
     }
 
-    async fn serve<I>(self, io: I, protocol: Protocol)
+    async fn serve<I>(self, io: I, protocol: Protocol, client: ClientConnection)
     where
         I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
     {
@@ -245,11 +267,13 @@ impl Connection {
         let activity = Arc::new(Activity::new());
         let service = {
             let activity = Arc::clone(&activity);
+            let client = Arc::new(client);
             service_fn(move |request| {
                 let gateway = gateway.clone();
+                let client = Arc::clone(&client);
                 let busy = activity.begin();
                 async move {
-                    let response = handle(gateway, request, client_key(peer.ip())).await;
+                    let response = handle(gateway, request, client_key(peer.ip()), &client).await;
                     drop(busy);
                     response
                 }
@@ -288,6 +312,37 @@ impl Connection {
             }
         }
     }
+}
+
+/// The principal of a client certificate the listener's verifier accepted (DESIGN.md §7): its
+/// SPIFFE ID when it has exactly one, otherwise its key fingerprint.
+fn client_certificate_principal(
+    chain: &[rustls_pki_types::CertificateDer<'_>],
+) -> Option<Principal> {
+    let name = rustls_pki_types::ServerName::try_from("client").ok()?;
+    let now = rustls_pki_types::UnixTime::now();
+    let observed = server_identity::Observation::of_chain(chain, &name, None, now).ok()?;
+    Some(match observed.spiffe_ids.as_slice() {
+        [one] => Principal::Spiffe(one.as_str().to_owned()),
+        _ => Principal::Cert(observed.spki_sha256.to_string()),
+    })
+}
+
+/// Whether a failed handshake is the verifier refusing the client's certificate (or its
+/// absence), as opposed to a client that went away or spoke something else.
+fn is_client_certificate_refusal(error: &io::Error) -> bool {
+    let Some(tls) = error
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    else {
+        return false;
+    };
+    matches!(
+        tls,
+        rustls::Error::InvalidCertificate(_)
+            | rustls::Error::NoCertificatesPresented
+            | rustls::Error::InappropriateHandshakeMessage { .. }
+    )
 }
 
 /// Waits until a plain connection's first bytes tell HTTP/2's preface from anything else,

@@ -40,6 +40,7 @@
 //!   listen IP, any port); **Origin**, when sent, must be `http`/`https` on such a host or one of
 //!   the configured origins. A missing Origin (a non-browser client) is allowed.
 
+mod client_auth;
 mod dispatch;
 mod http;
 mod listen;

@@ -25,6 +25,10 @@ pub struct ServerOptions {
     pub(crate) http2_keep_alive_interval: Duration,
     pub(crate) http2_keep_alive_timeout: Duration,
     pub(crate) max_request_bytes_in_flight: usize,
+    /// Bearer tokens required on `/mcp` (DESIGN.md §7), with the resource URL the metadata
+    /// document names (`None`: the request's scheme and Host, then `/mcp`).
+    pub(crate) bearer: Option<std::sync::Arc<crate::auth::BearerAuth>>,
+    pub(crate) resource_url: Option<String>,
 }
 
 /// The default bound on one request body: 4 MiB.
@@ -159,7 +163,23 @@ impl ServerOptions {
             http2_keep_alive_interval: DEFAULT_HTTP2_KEEP_ALIVE_INTERVAL,
             http2_keep_alive_timeout: DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT,
             max_request_bytes_in_flight: DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT,
+            bearer: None,
+            resource_url: None,
         }
+    }
+
+    /// Every request to `/mcp` must carry a bearer token that `auth` accepts; without one the
+    /// answer is HTTP 401 pointing at the RFC 9728 metadata document, which is then served.
+    pub fn bearer_auth(&mut self, auth: std::sync::Arc<crate::auth::BearerAuth>) -> &mut Self {
+        self.bearer = Some(auth);
+        self
+    }
+
+    /// The gateway's own URL as clients reach it (`https://gateway.example/mcp`), for the
+    /// metadata document's `resource`; by default the request's scheme and Host, then `/mcp`.
+    pub fn resource_url(&mut self, url: &str) -> &mut Self {
+        self.resource_url = Some(url.to_owned());
+        self
     }
 
     /// Requests with a larger body are refused with HTTP 413 (stdio: a line longer than this

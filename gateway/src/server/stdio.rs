@@ -5,6 +5,9 @@
 //! has one client and no session ids); a request carrying the 2026-07-28 `params._meta`
 //! envelope is answered statelessly (there are no headers to check against it). Requests are
 //! answered concurrently, each response written as one line when it is ready.
+//!
+//! The principal of every call is the local user who started the gateway (DESIGN.md §7):
+//! whoever writes to its standard input already acts as that user.
 
 use std::sync::Arc;
 
@@ -32,6 +35,7 @@ where
     W: AsyncWrite + Unpin + Send + 'static,
 {
     tokio::pin!(shutdown);
+    let principal = Arc::new(crate::auth::Principal::local_user());
     let (lines_out, mut lines) = mpsc::channel::<Vec<u8>>(64);
     let writer = tokio::spawn(async move {
         let mut output = output;
@@ -92,14 +96,17 @@ where
         }
         let exchange = exchange_for(&request, session_version);
         let gateway = gateway.clone();
+        let principal = principal.clone();
         let lines_out = lines_out.clone();
         in_flight.spawn(async move {
             let id = request.id.clone();
             let response = match exchange {
-                Ok(exchange) => match dispatch::answer(&gateway, exchange, &request, None).await {
-                    Ok(result) => Response::result(id, result),
-                    Err(refusal) => Response::error(Some(id), refusal.error),
-                },
+                Ok(exchange) => {
+                    match dispatch::answer(&gateway, exchange, &request, None, &principal).await {
+                        Ok(result) => Response::result(id, result),
+                        Err(refusal) => Response::error(Some(id), refusal.error),
+                    }
+                }
                 Err(error) => Response::error(Some(id), error),
             };
             let _ = lines_out.send(bounded_body(&gateway, response)).await;

@@ -80,6 +80,7 @@ pub struct GatewayClient {
     session_id: Option<String>,
     next_id: i64,
     http: Client<HttpConnector, Full<Bytes>>,
+    bearer: Option<String>,
 }
 
 impl GatewayClient {
@@ -93,7 +94,13 @@ impl GatewayClient {
             session_id: None,
             next_id: 1,
             http,
+            bearer: None,
         }
+    }
+
+    /// Sends `Authorization: Bearer <token>` with every request from now on.
+    pub fn set_bearer(&mut self, token: &str) {
+        self.bearer = Some(token.to_owned());
     }
 
     /// The protocol version in use.
@@ -322,6 +329,9 @@ impl GatewayClient {
         }
         if let Some(session) = &self.session_id {
             request = request.header(mcp_headers::MCP_SESSION_ID, session.as_str());
+        }
+        if let Some(token) = &self.bearer {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
         }
         for (name, value) in extra {
             request = request.header(*name, value.as_str());

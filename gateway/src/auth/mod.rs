@@ -1,0 +1,20 @@
+//! Who may call (DESIGN.md §7): the [`Principal`] of each request, and how it is established
+//! (bearer tokens in [`bearer`]), and what it may call ([`policy`], Cedar).
+
+pub mod bearer;
+#[cfg(feature = "cedar")]
+pub mod policy;
+/// Cedar authorization (`--policy`): this build has no Cedar (cargo feature `cedar`).
+#[cfg(not(feature = "cedar"))]
+#[path = "policy_stub.rs"]
+pub mod policy;
+mod policy_types;
+mod principal;
+
+pub use self::bearer::{BearerAuth, BearerRefusal, JwksError};
+pub use self::policy::{PolicyDecision, PolicyError, ToolPolicy};
+pub use self::principal::Principal;
+
+/// The path of the RFC 9728 protected-resource metadata document of the resource at `/mcp`:
+/// `/.well-known/oauth-protected-resource` inserted before the resource's path (RFC 9728 §3.1).
+pub const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource/mcp";
