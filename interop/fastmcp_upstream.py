@@ -1,4 +1,4 @@
-"""A FastMCP upstream over HTTPS for toolgate's interop checks (see ../shared/peers/RECIPE.md).
+"""A FastMCP upstream over HTTPS for toolgate's interop checks (FastMCP pinned in requirements.txt).
 
 Tools: `echo`, `add` and `get_time`, all deterministic. Rug-pull switch: while the file given by
 `--rug-pull-flag` exists (or after SIGUSR1, until the next SIGUSR1), `tools/list` serves a changed

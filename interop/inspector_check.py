@@ -4,7 +4,7 @@ One line per check, `pass <what>` or `FAIL <what>: <why>`; exit 1 when any check
 `--method tools/list` names exactly the catalog's tools, and `--method tools/call` of `fast.echo`
 returns exactly the upstream's `echo` result. inspector-cli resolves `../package.json` from its
 working directory, so it runs from `node_modules` (a subfolder of the folder holding
-`package.json`, ../shared/peers/RECIPE.md); it prints a deprecation banner before its JSON.
+`package.json`); it prints a deprecation banner before its JSON.
 
 Usage: python inspector_check.py --gateway URL --node-modules DIR --catalog FILE
 """

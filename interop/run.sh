@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Interop with real third-party MCP peers (../shared/peers/RECIPE.md).
+# Interop with real third-party MCP peers, at the versions pinned in requirements.txt and package.json.
 #
 # Installs the pinned versions (requirements.txt into .venv, package.json/package-lock.json
 # into node_modules; both skipped when already installed from the same pins), makes a CA and a

@@ -1,4 +1,4 @@
-//! The one vocabulary of a refused `tools/call` (DESIGN.md §5, §7): for each reason, its
+//! The one vocabulary of a refused `tools/call` (docs/design.md §5, §7): for each reason, its
 //! string, its JSON-RPC code, its HTTP status and the shape of the error a client receives.
 //!
 //! Every refusal is a [`DenialReason`] before it is anything else: the router builds a
@@ -44,18 +44,18 @@ pub mod codes {
     pub const UPSTREAM_UNAVAILABLE: i64 = -32003;
     /// `upstream_error`: the upstream answered, but not with a usable MCP response.
     pub const UPSTREAM_ERROR: i64 = -32004;
-    /// `not_authorized`: the caller may not call this tool (DESIGN.md §7).
+    /// `not_authorized`: the caller may not call this tool (docs/design.md §7).
     pub const NOT_AUTHORIZED: i64 = -32005;
 }
 
-/// Why a call was denied (DESIGN.md §5, §7): the `error.data.reason` a client receives, and the
+/// Why a call was denied (docs/design.md §5, §7): the `error.data.reason` a client receives, and the
 /// `decision` the audit entry records.
 #[non_exhaustive]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum DenialReason {
     /// The tool name is not in the catalog (seed 003 §4, step 2).
     ToolNotInCatalog,
-    /// The caller is not allowed to call the tool (DESIGN.md §7).
+    /// The caller is not allowed to call the tool (docs/design.md §7).
     NotAuthorized,
     /// The upstream did not present the pinned key, certificate or SPIFFE ID (step 8).
     IdentityMismatch,

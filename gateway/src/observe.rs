@@ -1,6 +1,6 @@
 //! The network half of `toolgate identity`: connect to an https URL, complete a handshake that
 //! trusts nothing, and hand the presented chain to `server_identity::Observation::of_chain`
-//! (server-identity does no I/O; the socket lives here, DESIGN §6).
+//! (server-identity does no I/O; the socket lives here, docs/design.md §6).
 
 use std::sync::Arc;
 use std::time::Duration;

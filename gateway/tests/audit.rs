@@ -1016,7 +1016,7 @@ fn entries_written_before_principals_still_verify_and_a_principal_must_be_text()
         serde_json::from_str::<Value>(&lines[1]).unwrap()["principal"],
         "anonymous"
     );
-    // A log from before DESIGN.md §7: no `principal` member.
+    // A log from before docs/design.md §7: no `principal` member.
     let old = rewritten(&lines[1], "principal", None);
     write_lines(&path, &[lines[0].clone(), old]);
     assert_eq!(verify_file(&path, Some(&catalog_a())).unwrap().entries(), 2);

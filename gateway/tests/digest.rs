@@ -1,7 +1,7 @@
 use crate::util::{material, temp_file, toolgate, toolgate_with_stdin};
 
 // Expected values computed independently by bench/py_digest.py (Python, rfc8785 0.1.4):
-//   python3 bench/py_digest.py ../shared/catalogs/deepwiki-tools-list.json
+//   python3 bench/py_digest.py corpus/catalogs/deepwiki-tools-list.json
 const DEEPWIKI_JSON: &str = concat!(
     r#"{"label":"trace.mcp-tool-definition.v1","tools":{"#,
     r#""tool:ask_wiki_question":"sha256:7b433df44e34a9356d6481fc370283840a598c47b879d0f663952e91d8b3e729","#,

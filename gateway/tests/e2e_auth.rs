@@ -1,4 +1,4 @@
-//! Who may call (DESIGN.md §7) end to end: bearer tokens minted here with keys generated here
+//! Who may call (docs/design.md §7) end to end: bearer tokens minted here with keys generated here
 //! (RSA by `openssl genpkey`, EC P-256 and Ed25519 by rcgen), verified by a real gateway on
 //! loopback; every refusal with its status, challenge and message; the RFC 9728 metadata
 //! document; the principal in every audit entry; the safe default of `toolgate serve`.

@@ -1,4 +1,4 @@
-//! Every connection is a full handshake through the pinning verifier (DESIGN.md §3), against an
+//! Every connection is a full handshake through the pinning verifier (docs/design.md §3), against an
 //! upstream that issues session tickets and closes each connection after one answer; the
 //! identity recorded for a call is the one of the connection that carried it, with the pin it
 //! matched.

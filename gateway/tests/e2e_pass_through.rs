@@ -1,4 +1,4 @@
-//! Pass-through data is not rewritten (DESIGN.md §5): tool-call arguments and results are only
+//! Pass-through data is not rewritten (docs/design.md §5): tool-call arguments and results are only
 //! checked for well-formedness and travel as the bytes received, in both client generations
 //! and whether the upstream answers in JSON or SSE; definitions stay strict.
 

@@ -1,4 +1,4 @@
-//! Cedar authorization end to end (DESIGN.md §7): the example policy of `examples/` (read-only
+//! Cedar authorization end to end (docs/design.md §7): the example policy of `examples/` (read-only
 //! tools for everyone, destructive tools for the `ops` group) in front of a real upstream,
 //! callers authenticated by bearer tokens minted here; `tools/list` filtered per principal, a
 //! denial as `not_authorized` (-32005) audited with the principal and the deciding policies;

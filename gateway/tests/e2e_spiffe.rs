@@ -1,4 +1,4 @@
-//! SPIFFE identity end to end (DESIGN.md §3, seed 003 §1 and §4): a demo upstream presenting an
+//! SPIFFE identity end to end (docs/design.md §3, seed 003 §1 and §4): a demo upstream presenting an
 //! X.509 SVID over real TLS on loopback, a catalog entry pinning its `spiffe_id` (no
 //! fingerprint), and the gateway holding the trust domain's bundle. The allowed call, the three
 //! ways an SVID is refused (another workload of the same trust domain, the right ID signed by

@@ -70,7 +70,7 @@ pub struct Setup {
     pub bundles: TrustBundles,
     /// How the audit log writes (deadline, argument key).
     pub audit_options: AuditOptions,
-    /// `--policy` (DESIGN.md §7).
+    /// `--policy` (docs/design.md §7).
     pub policy: Option<Arc<toolgate::auth::ToolPolicy>>,
 }
 

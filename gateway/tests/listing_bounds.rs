@@ -1,4 +1,4 @@
-//! Listings are bounded (DESIGN.md §5): a byte budget across all pages, an overall deadline
+//! Listings are bounded (docs/design.md §5): a byte budget across all pages, an overall deadline
 //! (by default the upstream request timeout), a repeated `nextCursor`, and a deadline for every
 //! check waiting on a listing; each bound broken is an `upstream_error` naming the bound.
 

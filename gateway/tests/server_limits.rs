@@ -1,4 +1,4 @@
-//! The client-side limits of `toolgate::server` (DESIGN.md §5): the header timeout, the
+//! The client-side limits of `toolgate::server` (docs/design.md §5): the header timeout, the
 //! connection cap per client address, the session caps, the budget of request bytes in
 //! flight, the Host checks and the messages for unsupported versions and malformed headers.
 //! Raw HTTP/1.1 over real loopback sockets; a second client address is 127.0.0.2.

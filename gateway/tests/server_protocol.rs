@@ -377,7 +377,7 @@ fn stdio_serves_both_generations_line_by_line() {
             .unwrap();
         assert_eq!(listed["result"]["resultType"], "complete");
         assert_eq!(listed["result"]["tools"].as_array().unwrap().len(), 3);
-        // On stdio the caller is the local user who started the gateway (DESIGN.md §7).
+        // On stdio the caller is the local user who started the gateway (docs/design.md §7).
         let local = toolgate::auth::Principal::local_user().to_string();
         assert!(local.starts_with("Local::\""), "{local}");
         let principals: Vec<Value> = crate::e2e_support::call_entries(&harness.audit_entries())

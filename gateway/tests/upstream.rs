@@ -347,7 +347,7 @@ async fn a_forgotten_session_is_initialized_again_and_a_call_in_it_is_not_re_sen
         assert_eq!(upstream.controls().method_count("initialize"), 2);
         assert_eq!(*invalidations.borrow(), 1);
 
-        // ...a tools/call never is: it was checked for the session it was sent in (DESIGN.md
+        // ...a tools/call never is: it was checked for the session it was sent in (docs/design.md
         // §5, "A check is never outrun").
         upstream.controls().forget_sessions();
         let error = client

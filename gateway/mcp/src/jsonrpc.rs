@@ -4,7 +4,7 @@
 //! Unknown top-level members are ignored (JSON-RPC leaves them open); everything that decides
 //! what a message means (`jsonrpc`, `id`, `method`, `params`, `result`, `error`) is checked.
 //!
-//! Two parts are pass-through data (DESIGN.md §5, "Pass-through data is not rewritten"): a
+//! Two parts are pass-through data (docs/design.md §5, "Pass-through data is not rewritten"): a
 //! response's `result` and a `tools/call` request's `params.arguments`. They are checked for
 //! well-formedness only ([`crate::check_well_formed`]) and kept as the bytes received
 //! ([`RawJson`]), so an integer beyond 2^53 or a `1E+2` travels as written; the rest of a message

@@ -1,7 +1,7 @@
 //! The MCP wire pieces both sides of the gateway share: protocol versions and their two
 //! generations, header names, JSON-RPC error codes, the JSON-RPC message type with strict
 //! parsing, the `params._meta` envelope of 2026-07-28, header-value encoding, and an SSE
-//! (`text/event-stream`) parser (DESIGN.md §5 "Clients" and "Upstreams").
+//! (`text/event-stream`) parser (docs/design.md §5 "Clients" and "Upstreams").
 //!
 //! Parsing checks the whole message for well-formedness ([`check_well_formed`]: a message with
 //! a duplicate member name is refused, never resolved to the first or last copy, because the

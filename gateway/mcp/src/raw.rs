@@ -1,4 +1,4 @@
-//! [`RawJson`]: a JSON value carried as the bytes received (DESIGN.md §5, "Pass-through data
+//! [`RawJson`]: a JSON value carried as the bytes received (docs/design.md §5, "Pass-through data
 //! is not rewritten").
 
 use std::fmt;

@@ -1,4 +1,4 @@
-//! The well-formedness check of pass-through JSON (DESIGN.md §5, "Pass-through data is not
+//! The well-formedness check of pass-through JSON (docs/design.md §5, "Pass-through data is not
 //! rewritten"): tool-call arguments and results are carried as the bytes received, so they are
 //! only checked, never converted. A small byte scanner, not a parser: numbers are checked
 //! against the JSON grammar and never converted (so `1e400` and 2^53 + 1 are carried as

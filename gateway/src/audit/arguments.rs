@@ -148,7 +148,7 @@ impl ArgumentsDigest {
     }
 
     /// The digest of arguments carried as received (`tools/call` arguments travel as the
-    /// client's bytes): read strictly (DESIGN §2) and digested as [`ArgumentsDigest::of`]
+    /// client's bytes): read strictly (docs/design.md §2) and digested as [`ArgumentsDigest::of`]
     /// does; arguments the strict reader refuses (an integer beyond ±(2^53−1), a number beyond
     /// a double) have no digest, and the reason says why.
     pub fn of_carried(arguments: &RawJson, key: Option<&ArgumentKey>) -> ArgumentsDigest {

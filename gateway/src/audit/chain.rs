@@ -31,7 +31,7 @@ impl AuditReceipt {
 
 impl ChainHead {
     /// Appends one line to `out`: `seq`, the `members` in order, `prev`, and `hash` = the digest
-    /// of the RFC 8785 form of everything before it (DESIGN.md §5). The head moves on only when
+    /// of the RFC 8785 form of everything before it (docs/design.md §5). The head moves on only when
     /// the line was written.
     pub(crate) fn append(
         &mut self,

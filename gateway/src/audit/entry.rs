@@ -75,7 +75,7 @@ pub struct ObservedIdentity {
 
 /// One `tools/call` decision, as the router hands it to [`AuditLog::record`](super::AuditLog::record).
 ///
-/// It holds the digest of the arguments, never the arguments (DESIGN.md §5): compute it with
+/// It holds the digest of the arguments, never the arguments (docs/design.md §5): compute it with
 /// [`arguments_digest`]. Texts longer than the audit log's limits (a client can send a long tool
 /// name; an upstream a long error) are cut, and the cut is marked.
 #[derive(Clone, Debug, PartialEq)]
@@ -105,7 +105,7 @@ pub struct CallRecord {
     /// The JSON-RPC `id` of the client's request.
     pub request_id: Option<Value>,
     /// Who called, as [`Principal`](crate::auth::Principal) writes it (`User::"alice"`,
-    /// `anonymous`, …; DESIGN.md §7).
+    /// `anonymous`, …; docs/design.md §7).
     pub principal: String,
     /// The ids of the Cedar policies that decided (`--policy`), `None` without a policy.
     pub policies: Option<Vec<String>>,

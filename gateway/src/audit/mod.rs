@@ -1,4 +1,4 @@
-//! The tamper-evident audit log (DESIGN.md §5, "Audit"): one JSON line per decision, each
+//! The tamper-evident audit log (docs/design.md §5, "Audit"): one JSON line per decision, each
 //! entry hash-chained to the one before it, durable before the client is answered.
 //!
 //! # Format

@@ -1,5 +1,5 @@
 //! Checking an audit log: every entry parses strictly, its `hash` recomputes, its `seq` follows
-//! the one before, and its `prev` is the hash before it (DESIGN.md §5).
+//! the one before, and its `prev` is the hash before it (docs/design.md §5).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -138,7 +138,7 @@ impl std::error::Error for BrokenEntry {}
 #[non_exhaustive]
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum ChainProblem {
-    /// The line is not JSON (strict reading, DESIGN.md §2).
+    /// The line is not JSON (strict reading, docs/design.md §2).
     #[error("not valid JSON at column {column}: {reason}")]
     NotJson {
         /// Column of the problem (1-based, in bytes).
@@ -433,7 +433,7 @@ impl ChainVerifier {
                     })?
                     .parse::<Decision>()
                     .map_err(|error| not_entry(Some(seq), &error.to_string()))?;
-                // Entries written before principals were recorded have none (DESIGN.md §7).
+                // Entries written before principals were recorded have none (docs/design.md §7).
                 if entry.get("principal").is_some_and(|p| !p.is_string()) {
                     return Err(not_entry(Some(seq), "member \"principal\" is not a string"));
                 }

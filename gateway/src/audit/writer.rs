@@ -72,7 +72,7 @@ impl AuditOptions {
 
     /// A record whose entry is not written and synced within `deadline` of its submission
     /// fails ([`AuditError::Deadline`]), and so does every later one: the caller refuses the
-    /// call (DESIGN.md §5, fail closed). The entries of that late group are cut from the file
+    /// call (docs/design.md §5, fail closed). The entries of that late group are cut from the file
     /// when the write finishes, since their calls were refused.
     pub fn write_deadline(&mut self, deadline: Duration) -> &mut Self {
         self.write_deadline = deadline;
@@ -196,7 +196,7 @@ pub enum AuditError {
     },
 }
 
-/// The hash-chained audit log of DESIGN.md §5, open for appending.
+/// The hash-chained audit log of docs/design.md §5, open for appending.
 ///
 /// [`AuditLog::open`] verifies an existing log, then appends a `gateway_started` entry;
 /// [`AuditLog::record`] returns once the entry is written and synced (`fdatasync`). One writer
@@ -413,7 +413,7 @@ impl AuditLog {
     /// Appends the entry for one decision and returns once it is on disk.
     ///
     /// A caller must not answer the client before this returns `Ok`: a decision that could not
-    /// be recorded must be answered as a failure (DESIGN.md §5, "durable before the client gets
+    /// be recorded must be answered as a failure (docs/design.md §5, "durable before the client gets
     /// its answer").
     ///
     /// # Errors

@@ -1,4 +1,4 @@
-//! OAuth 2.1 bearer tokens (DESIGN.md §7): the gateway is a resource server. A token is a JWS
+//! OAuth 2.1 bearer tokens (docs/design.md §7): the gateway is a resource server. A token is a JWS
 //! signed by a key of the configured JWKS (RS256, ES256 or EdDSA), for the configured issuer and
 //! audience, within its `exp`/`nbf` (60 s leeway). Signature and claim checks are
 //! `jsonwebtoken`'s; this module chooses the key, refuses what must never be accepted (`none`,

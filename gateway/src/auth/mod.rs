@@ -1,4 +1,4 @@
-//! Who may call (DESIGN.md §7): the [`Principal`] of each request, and how it is established
+//! Who may call (docs/design.md §7): the [`Principal`] of each request, and how it is established
 //! (bearer tokens in [`bearer`]), and what it may call ([`policy`], Cedar).
 
 pub mod bearer;

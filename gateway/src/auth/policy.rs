@@ -1,4 +1,4 @@
-//! Cedar authorization of `tools/call` (DESIGN.md §7): principal, action `Action::"call"`,
+//! Cedar authorization of `tools/call` (docs/design.md §7): principal, action `Action::"call"`,
 //! resource `Tool::"<tool_name>"` with the attributes `server`, `read_only` and `destructive`
 //! from the approved definition, context `{ "protocol": <MCP version> }`. Default deny: a call
 //! no `permit` matches, or that a `forbid` matches, is refused.

@@ -1,4 +1,4 @@
-//! Who is calling (DESIGN.md §7): one vocabulary for every way a client is known, written the
+//! Who is calling (docs/design.md §7): one vocabulary for every way a client is known, written the
 //! way a Cedar entity reference is (`User::"sub"`, `Spiffe::"spiffe://…"`, `Cert::"SHA256:…"`),
 //! so that the audit log, the logs and a policy all name a caller with the same text.
 

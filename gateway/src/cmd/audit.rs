@@ -1,4 +1,4 @@
-//! `toolgate audit verify`: checks the hash chain of an audit log (DESIGN.md §5, "Audit").
+//! `toolgate audit verify`: checks the hash chain of an audit log (docs/design.md §5, "Audit").
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -1,5 +1,5 @@
 //! `toolgate catalog check FILE [--json]`: load a catalog as the gateway would, and say whether
-//! it holds (DESIGN.md §4, §6; seed 003 §2–3). `catalog verify` and `catalog approve` are in
+//! it holds (docs/design.md §4, §6; seed 003 §2–3). `catalog verify` and `catalog approve` are in
 //! their own modules.
 //!
 //! Exit 0 with a summary for a valid catalog (warnings go to stderr and do not fail it); exit 1

@@ -1,4 +1,4 @@
-//! The client-authentication options of `toolgate serve` (DESIGN.md §7): bearer tokens, client
+//! The client-authentication options of `toolgate serve` (docs/design.md §7): bearer tokens, client
 //! certificates, and the refusal to expose an unauthenticated gateway beyond loopback.
 
 use std::net::SocketAddr;

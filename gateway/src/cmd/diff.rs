@@ -1,5 +1,5 @@
 //! `toolgate diff`: which tools were added, removed or changed between two catalogs, and under
-//! each changed tool what changed in its definition (DESIGN.md §9's readable difference).
+//! each changed tool what changed in its definition (docs/design.md §9's readable difference).
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -44,7 +44,7 @@ pub(crate) fn run(args: &DiffArgs) -> Result<Verdict, Failure> {
 fn definitions_by_key(tools: &[Value]) -> BTreeMap<ToolKey, Option<&Value>> {
     let mut by_key: BTreeMap<ToolKey, Option<&Value>> = BTreeMap::new();
     for tool in tools {
-        // The same keying as the digest (DESIGN.md §2); the catalog digested, so every name is
+        // The same keying as the digest (docs/design.md §2); the catalog digested, so every name is
         // a string, null or absent here.
         let key = match tool.get("name").and_then(Value::as_str) {
             Some(name) => ToolKey::from_name(name),

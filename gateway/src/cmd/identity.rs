@@ -1,5 +1,5 @@
 //! `toolgate identity URL`: connect to an upstream without trusting it, and print what it
-//! presents and the catalog lines that pin it (DESIGN §6; seed 003 §1 "Server Identity Format").
+//! presents and the catalog lines that pin it (docs/design.md §6; seed 003 §1 "Server Identity Format").
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

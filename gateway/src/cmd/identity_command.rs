@@ -1,5 +1,5 @@
 //! `toolgate identity --command -- CMD ARGS…`: what a local (stdio) server would run, and the
-//! `entrypoint_digests` that pin it (DESIGN.md §3 "Local (stdio) upstreams").
+//! `entrypoint_digests` that pin it (docs/design.md §3 "Local (stdio) upstreams").
 //!
 //! `CMD` is resolved as the catalog resolves `command[0]`: an absolute path as it is, a bare
 //! name on the absolute directories of `PATH`; a relative path with a `/` is refused. Every

@@ -16,7 +16,7 @@ use crate::definition_check::listing::{DefinitionCheckError, Listing, VerifiedDe
 type Outcome<E> = Result<Arc<Listing>, Arc<E>>;
 type OutcomeReceiver<E> = watch::Receiver<Option<Outcome<E>>>;
 
-/// The definition checks of one upstream (DESIGN.md §5, `tools/call` step 3 and "Definition
+/// The definition checks of one upstream (docs/design.md §5, `tools/call` step 3 and "Definition
 /// check freshness").
 ///
 /// Each check compares the live definition of one tool, from the upstream's `tools/list`, with
@@ -81,7 +81,7 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
     }
 
     /// An empty cache whose checks wait at most `wait_limit` for the listing they need,
-    /// whether they started it or joined one in flight (DESIGN.md §5: every waiter has a
+    /// whether they started it or joined one in flight (docs/design.md §5: every waiter has a
     /// deadline). A listing of its own deadline `d` ends within `d`; in `per-call` mode a check
     /// may wait for the listing in flight and then the next, so `2 × d` leaves room for both.
     pub fn with_wait_limit(freshness: Freshness, wait_limit: Duration) -> LiveDefinitions<E> {

@@ -1,4 +1,4 @@
-//! How fresh the listing a definition check uses must be (DESIGN.md §5, "Definition check
+//! How fresh the listing a definition check uses must be (docs/design.md §5, "Definition check
 //! freshness").
 
 use std::fmt;
@@ -19,7 +19,7 @@ pub enum Freshness {
 
 impl Freshness {
     /// The longest `max-age` accepted: past it a definition check no longer says much about
-    /// the definition in use (DESIGN.md §5 asks for a bounded `max-age`).
+    /// the definition in use (docs/design.md §5 asks for a bounded `max-age`).
     pub const MAX_AGE_LIMIT: Duration = Duration::from_secs(3600);
 }
 

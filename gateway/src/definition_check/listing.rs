@@ -31,7 +31,7 @@ impl VerifiedDefinition {
 
 /// Why a live definition is refused. Every variant but [`DefinitionCheckError::Fetch`],
 /// [`DefinitionCheckError::WaitTimeout`] and [`DefinitionCheckError::Interrupted`] is a
-/// `definition_mismatch` (DESIGN.md §5: also when the tool is absent).
+/// `definition_mismatch` (docs/design.md §5: also when the tool is absent).
 #[non_exhaustive]
 #[derive(Debug, thiserror::Error)]
 pub enum DefinitionCheckError<E> {
@@ -81,7 +81,7 @@ pub enum DefinitionCheckError<E> {
         /// The digests of those that have one, in listing order.
         observed: Vec<Digest>,
     },
-    /// The live definition cannot be digested (DESIGN.md §2: a tool that cannot be
+    /// The live definition cannot be digested (docs/design.md §2: a tool that cannot be
     /// canonicalized has no digest).
     #[error(
         "the live definition of {tool:?} has no digest, so it cannot match the approved \
@@ -168,7 +168,7 @@ struct LiveDefinition {
 
 impl LiveDefinition {
     fn digest(&self) -> &Result<Digest, ToolDigestError> {
-        // The default profile: the one `definition_hash` is computed under (DESIGN.md §4).
+        // The default profile: the one `definition_hash` is computed under (docs/design.md §4).
         self.digest
             .get_or_init(|| tool_definition_digest(&self.definition, Profile::Trace))
     }

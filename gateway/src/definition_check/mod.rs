@@ -1,4 +1,4 @@
-//! The definition check of `tools/call` (DESIGN.md §5, step 3; seed 003 §4, steps 9–10): the
+//! The definition check of `tools/call` (docs/design.md §5, step 3; seed 003 §4, steps 9–10): the
 //! live definition a pinned upstream serves must hash to the catalog's approved
 //! `definition_hash`, or the call is refused as `definition_mismatch`.
 //!

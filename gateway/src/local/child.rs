@@ -201,7 +201,7 @@ impl RunningChild {
     }
 
     /// As [`RunningChild::request`], with `arguments` carried into `params.arguments` as the
-    /// client wrote them, and the result as the child wrote it (DESIGN.md §5, "Pass-through
+    /// client wrote them, and the result as the child wrote it (docs/design.md §5, "Pass-through
     /// data is not rewritten").
     pub(super) async fn request_carried(
         &self,

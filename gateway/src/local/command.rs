@@ -1,5 +1,5 @@
 //! What a local server runs: the program, its arguments, its directory, its exact environment
-//! and the entrypoint digests checked before every start (DESIGN.md §3 "Local (stdio)
+//! and the entrypoint digests checked before every start (docs/design.md §3 "Local (stdio)
 //! upstreams").
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! Local (stdio) MCP upstreams: a process started from a command, spoken to with
-//! newline-delimited JSON-RPC on its stdin and stdout (DESIGN.md §3 "Local (stdio) upstreams").
+//! newline-delimited JSON-RPC on its stdin and stdout (docs/design.md §3 "Local (stdio) upstreams").
 //!
 //! What identifies a local server is what will run: before every start, every file of its
 //! `entrypoint_digests` is read and hashed ([`server_identity::EntrypointDigests::verify`]); a

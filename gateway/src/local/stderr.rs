@@ -1,5 +1,5 @@
 //! A child's stderr into the gateway's log, one event per line, prefixed with the server's name
-//! (DESIGN.md §3 "Local (stdio) upstreams"). Each line is bounded and the rate is limited, so a
+//! (docs/design.md §3 "Local (stdio) upstreams"). Each line is bounded and the rate is limited, so a
 //! child that floods its stderr can neither exhaust memory nor drown the gateway's log; the pipe
 //! is always drained, so the child never blocks on a full stderr.
 

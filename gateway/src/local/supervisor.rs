@@ -242,7 +242,7 @@ impl LocalUpstream {
     /// the definition check. The call goes only to a process started no later than that (so
     /// the listing that was checked came from it) and still running; it never starts one. A
     /// call whose process is gone fails [`UpstreamError::ConnectionClosed`]
-    /// (`upstream_unavailable`) unsent, to be checked again (DESIGN.md §5, "A check is never
+    /// (`upstream_unavailable`) unsent, to be checked again (docs/design.md §5, "A check is never
     /// outrun").
     ///
     /// # Errors
@@ -448,7 +448,7 @@ impl LocalUpstream {
     }
 
     async fn start(&self) -> Result<Live, StartFailure> {
-        // Before every spawn: every pinned file read and hashed now (DESIGN.md §3). The stamps
+        // Before every spawn: every pinned file read and hashed now (docs/design.md §3). The stamps
         // are taken first, so a change during the hashing shows at the next use.
         let stamps = stamps(&self.inner.command);
         let verified = match self.inner.command.entrypoints.verify() {

@@ -1,4 +1,4 @@
-//! What `toolgate serve --metrics` reports (DESIGN.md §8, docs/design.md §8): calls by tool
+//! What `toolgate serve --metrics` reports (docs/design.md §8, docs/design.md §8): calls by tool
 //! and decision, call duration by stage, upstream handshakes and listings by result, audit sync
 //! time and the catalog measurement, in OpenMetrics text ([`Metrics::encode`]), plus the
 //! readiness of [`Readiness`].

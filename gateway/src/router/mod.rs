@@ -1,5 +1,5 @@
 //! `tools/call` routing: every call goes through the catalog, the pinned identity and the
-//! approved definition, in the order of seed 003 §4 and DESIGN.md §5, and every decision is in
+//! approved definition, in the order of seed 003 §4 and docs/design.md §5, and every decision is in
 //! the audit log before the client hears it.
 //!
 //! # The steps
@@ -9,12 +9,12 @@
 //!    anchors inside the TLS handshake (a full handshake on every connection: resumption is
 //!    off), so an impostor is refused before any application byte (`identity_mismatch`). This
 //!    connection is the one the call will be sent on, and it is made *before* the definition
-//!    decision: a reconnect found here invalidates a `max-age` listing first (DESIGN.md §5, "A
+//!    decision: a reconnect found here invalidates a `max-age` listing first (docs/design.md §5, "A
 //!    check is never outrun"). A local (stdio) server's entrypoint files are hashed before its
 //!    process starts ([`crate::local`]); a changed one is `identity_mismatch` too, nothing
 //!    started, and a call goes only to the process whose tools were checked.
 //! 3. Take the live definition from the upstream's `tools/list` (every page followed), hash it
-//!    (DESIGN.md §2, default label) and compare it with `definition_hash`; a different digest,
+//!    (docs/design.md §2, default label) and compare it with `definition_hash`; a different digest,
 //!    a definition that cannot be digested, or a tool the upstream no longer lists →
 //!    `definition_mismatch`. Freshness is per call by default, or a bounded `max-age` that
 //!    `notifications/tools/list_changed` and a reconnect invalidate ([`crate::definition_check`]).
@@ -39,7 +39,7 @@
 //! | reason | code |
 //! |---|---|
 //! | `tool_not_in_catalog` | -32602 ([`codes::TOOL_NOT_IN_CATALOG`], MCP's code for an unknown tool) |
-//! | `not_authorized` | -32005 ([`codes::NOT_AUTHORIZED`]; for the authorization of DESIGN.md §7) |
+//! | `not_authorized` | -32005 ([`codes::NOT_AUTHORIZED`]; for the authorization of docs/design.md §7) |
 //! | `identity_mismatch` | -32001 ([`codes::IDENTITY_MISMATCH`]) |
 //! | `definition_mismatch` | -32002 ([`codes::DEFINITION_MISMATCH`]) |
 //! | `upstream_unavailable` | -32003 ([`codes::UPSTREAM_UNAVAILABLE`]) |
@@ -89,7 +89,7 @@ pub struct ToolCall {
     pub session_id: Option<String>,
     /// The client's JSON-RPC request id, for the audit log.
     pub request_id: Option<Value>,
-    /// Who is calling (DESIGN.md §7), for the audit log and the policy.
+    /// Who is calling (docs/design.md §7), for the audit log and the policy.
     pub principal: Principal,
     /// The MCP protocol version of the client's exchange (the policy's `context.protocol`).
     pub protocol: Option<String>,
@@ -176,7 +176,7 @@ pub struct RouterOptions {
     pub freshness: Freshness,
     /// Process limits of local (stdio) upstreams.
     pub local: LocalOptions,
-    /// Who may call what (`--policy`, DESIGN.md §7); `None`: every caller may call every tool.
+    /// Who may call what (`--policy`, docs/design.md §7); `None`: every caller may call every tool.
     pub policy: Option<Arc<ToolPolicy>>,
 }
 
@@ -334,7 +334,7 @@ impl Router {
     /// [`CallFailure::Denied`] with the recorded denial, or [`CallFailure::AuditUnavailable`]
     /// when no decision could be recorded.
     ///
-    /// The result is the upstream's, byte for byte (DESIGN.md §5, "Pass-through data is not
+    /// The result is the upstream's, byte for byte (docs/design.md §5, "Pass-through data is not
     /// rewritten").
     pub async fn call_tool(&self, call: ToolCall) -> Result<RawJson, CallFailure> {
         let started = Instant::now();

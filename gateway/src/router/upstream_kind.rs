@@ -8,7 +8,7 @@ use crate::local::LocalUpstream;
 use crate::mcp::RawJson;
 use crate::upstream::{UpstreamClient, UpstreamError};
 
-/// What a call is sent on, established before its definition is checked (DESIGN.md §5, "A
+/// What a call is sent on, established before its definition is checked (docs/design.md §5, "A
 /// check is never outrun").
 pub(crate) enum CallPath {
     /// A network upstream's connection and session, through the pinning verifier.

@@ -1,4 +1,4 @@
-//! The client's credentials on the HTTP transport (DESIGN.md §7): the bearer token checked on
+//! The client's credentials on the HTTP transport (docs/design.md §7): the bearer token checked on
 //! every `/mcp` request, the 401 challenge of RFC 6750 §3 with RFC 9728's `resource_metadata`,
 //! and the protected-resource metadata document itself.
 

@@ -213,7 +213,7 @@ async fn call_tool(
             invalid_params("tools/call needs params.name, the tool's name as a string").into(),
         );
     };
-    // Carried as the client wrote them (well-formed, not rewritten: DESIGN.md §5).
+    // Carried as the client wrote them (well-formed, not rewritten: docs/design.md §5).
     let arguments = match &request.arguments {
         None => None,
         Some(raw) if raw.as_str() == "null" => None,

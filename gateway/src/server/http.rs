@@ -1,4 +1,4 @@
-//! MCP Streamable HTTP on `/mcp` (DESIGN.md §5 "Clients").
+//! MCP Streamable HTTP on `/mcp` (docs/design.md §5 "Clients").
 //!
 //! `POST /mcp` carries one JSON-RPC message and is answered with `application/json` (the gateway
 //! never streams: each call yields exactly one response). `DELETE /mcp` ends a session. `GET /mcp`

@@ -1,5 +1,5 @@
 //! Accepting connections: plain HTTP or TLS, HTTP/1.1 and HTTP/2, the client-side limits of
-//! DESIGN.md §5 (a header timeout, connection caps in total and per client address, an idle
+//! docs/design.md §5 (a header timeout, connection caps in total and per client address, an idle
 //! timeout, HTTP/2 keep-alive), and a graceful shutdown that lets in-flight calls finish.
 //!
 //! Every await on a client has a bound: the TLS handshake and the first request's headers (or
@@ -314,7 +314,7 @@ impl Connection {
     }
 }
 
-/// The principal of a client certificate the listener's verifier accepted (DESIGN.md §7): its
+/// The principal of a client certificate the listener's verifier accepted (docs/design.md §7): its
 /// SPIFFE ID when it has exactly one, otherwise its key fingerprint.
 fn client_certificate_principal(
     chain: &[rustls_pki_types::CertificateDer<'_>],

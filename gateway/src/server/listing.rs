@@ -1,5 +1,5 @@
 //! `tools/list` to clients: the catalog's approved definitions under their catalog names, in
-//! pages with an opaque cursor (DESIGN.md §5 "tools/list to clients").
+//! pages with an opaque cursor (docs/design.md §5 "tools/list to clients").
 
 use serde_json::{Map, Value};
 

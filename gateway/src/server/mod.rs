@@ -1,5 +1,5 @@
 //! The client-facing side of the gateway: MCP Streamable HTTP on `/mcp` and newline-delimited
-//! JSON-RPC on stdio (DESIGN.md §5 "Clients").
+//! JSON-RPC on stdio (docs/design.md §5 "Clients").
 //!
 //! Both protocol generations are served. The session generation (2025-03-26, 2025-06-18,
 //! 2025-11-25): `initialize` negotiates the version and issues a random `Mcp-Session-Id`, which

@@ -1,11 +1,11 @@
 //! What the client-facing side may accept and send: sizes, page size, Host and Origin lists,
-//! and the limits that keep one client from exhausting the gateway (DESIGN.md §5, "Client-side
+//! and the limits that keep one client from exhausting the gateway (docs/design.md §5, "Client-side
 //! limits").
 
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// Limits and allow-lists for the client-facing side (DESIGN.md §5 "Clients").
+/// Limits and allow-lists for the client-facing side (docs/design.md §5 "Clients").
 ///
 /// Built with [`ServerOptions::for_listen_address`], which fills in the DNS-rebinding defaults
 /// for the address the gateway listens on; the setters tighten or widen them.
@@ -25,7 +25,7 @@ pub struct ServerOptions {
     pub(crate) http2_keep_alive_interval: Duration,
     pub(crate) http2_keep_alive_timeout: Duration,
     pub(crate) max_request_bytes_in_flight: usize,
-    /// Bearer tokens required on `/mcp` (DESIGN.md §7), with the resource URL the metadata
+    /// Bearer tokens required on `/mcp` (docs/design.md §7), with the resource URL the metadata
     /// document names (`None`: the request's scheme and Host, then `/mcp`).
     pub(crate) bearer: Option<std::sync::Arc<crate::auth::BearerAuth>>,
     pub(crate) resource_url: Option<String>,

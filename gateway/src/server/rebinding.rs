@@ -3,7 +3,7 @@
 //! A web page on an attacker's domain can make a browser send requests to a loopback port once
 //! its DNS name resolves to 127.0.0.1; such requests carry the attacker's name in `Host` and its
 //! origin in `Origin`. Both are checked against allow-lists before anything else is read
-//! (MCP Streamable HTTP, "Security Warning"; DESIGN.md §5 "Clients").
+//! (MCP Streamable HTTP, "Security Warning"; docs/design.md §5 "Clients").
 
 use super::options::{ServerOptions, split_host_port};
 

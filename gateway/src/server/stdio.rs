@@ -6,7 +6,7 @@
 //! envelope is answered statelessly (there are no headers to check against it). Requests are
 //! answered concurrently, each response written as one line when it is ready.
 //!
-//! The principal of every call is the local user who started the gateway (DESIGN.md §7):
+//! The principal of every call is the local user who started the gateway (docs/design.md §7):
 //! whoever writes to its standard input already acts as that user.
 
 use std::sync::Arc;

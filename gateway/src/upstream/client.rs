@@ -135,7 +135,7 @@ impl UpstreamClient {
     }
 
     /// Every tool the upstream lists, every page followed (`nextCursor`), each definition as
-    /// received, within the listing's bounds (DESIGN.md §5, "Listings are bounded").
+    /// received, within the listing's bounds (docs/design.md §5, "Listings are bounded").
     ///
     /// # Errors
     ///
@@ -223,7 +223,7 @@ impl UpstreamClient {
 
     /// Establishes the path a `tools/call` will take: the protocol state, and a connection
     /// that passed the pinning verifier in its own handshake. Made *before* the definition
-    /// decision (DESIGN.md §5, "A check is never outrun"): a reconnect found here bumps
+    /// decision (docs/design.md §5, "A check is never outrun"): a reconnect found here bumps
     /// [`invalidations`](Self::invalidations) first, so a `max-age` listing from before it is
     /// not used. The call then goes on this connection only ([`call_tool_on`](Self::call_tool_on)).
     ///
@@ -270,7 +270,7 @@ impl UpstreamClient {
     /// Sends the `tools/call` on `path`, its connection and session only: it is never sent
     /// again on another connection or into a new session (that would outrun the check made
     /// for this path). `arguments` are written as they are, and the result is returned as the
-    /// upstream wrote it (DESIGN.md §5, "Pass-through data is not rewritten": checked for
+    /// upstream wrote it (docs/design.md §5, "Pass-through data is not rewritten": checked for
     /// well-formedness only, so a large integer or a `1E+2` is carried unchanged).
     ///
     /// # Errors

@@ -1,7 +1,7 @@
 //! TLS connections to one upstream and their reuse.
 //!
 //! Every connection is a fresh TCP connection and a full TLS handshake through the pinning
-//! verifier (DESIGN.md §3: the identity is enforced inside the handshake, before any
+//! verifier (docs/design.md §3: the identity is enforced inside the handshake, before any
 //! application byte; `server_identity::client_config` disables session resumption, so no
 //! handshake reuses an earlier verdict); HTTP/1.1 runs on top. Idle connections are kept for the
 //! next request: the identity was verified when the connection was made and a TLS session
@@ -34,7 +34,7 @@ pub(super) struct Sender {
     /// after an earlier one existed: a reconnect, across which notifications may have been
     /// missed.
     pub(super) reconnected: bool,
-    /// What the upstream presented in this connection's handshake (DESIGN.md §3: the identity
+    /// What the upstream presented in this connection's handshake (docs/design.md §3: the identity
     /// recorded for a request is the one of the connection that carried it).
     pub(super) identity: Option<ObservedIdentity>,
 }

@@ -1,5 +1,5 @@
 //! `UpstreamError`: why a conversation with an upstream failed, precise enough for the router to
-//! pick a denial reason and for a person to act on (DESIGN.md §5: `identity_mismatch`,
+//! pick a denial reason and for a person to act on (docs/design.md §5: `identity_mismatch`,
 //! `upstream_unavailable`, `upstream_error`).
 
 use std::fmt;
@@ -164,7 +164,7 @@ pub enum UpstreamError {
         limit: usize,
     },
     /// The pages of one `tools/list` together exceed
-    /// [`super::UpstreamOptions::max_listing_bytes`] (DESIGN.md §5, "Listings are bounded").
+    /// [`super::UpstreamOptions::max_listing_bytes`] (docs/design.md §5, "Listings are bounded").
     #[error(
         "upstream {url} sent a tools/list larger than the listing budget of {limit} bytes: \
          {pages} pages ({bytes} bytes) were read and the next one did not fit; refused (raise \
@@ -213,7 +213,7 @@ pub enum UpstreamError {
     },
     /// A `tools/call` could not be delivered on the connection it was checked for (it closed
     /// before the request was written); nothing was sent, and it is not sent on another
-    /// connection without a fresh check (DESIGN.md §5, "A check is never outrun").
+    /// connection without a fresh check (docs/design.md §5, "A check is never outrun").
     #[error(
         "upstream {url} is unavailable: the connection checked for tools/call closed before the \
          call was written ({detail}); nothing was sent"
@@ -257,7 +257,7 @@ fn body_text(body: &str) -> String {
 }
 
 impl UpstreamError {
-    /// The denial reason (DESIGN.md §5): [`REASON_IDENTITY_MISMATCH`],
+    /// The denial reason (docs/design.md §5): [`REASON_IDENTITY_MISMATCH`],
     /// [`REASON_UPSTREAM_UNAVAILABLE`] or [`REASON_UPSTREAM_ERROR`]. This is the one place an
     /// upstream failure becomes a reason of [`crate::denial`]'s vocabulary.
     pub fn reason(&self) -> DenialReason {

@@ -1,6 +1,6 @@
 //! What the upstream presented on one connection: the fingerprints of the leaf certificate the
 //! verifier accepted and which pin it matched, for the audit entry of each request that
-//! connection carries (DESIGN.md §3, "the identity recorded for a decision").
+//! connection carries (docs/design.md §3, "the identity recorded for a decision").
 
 use server_identity::{
     ConnectionIdentity, Fingerprint, PinMatch, PresentedIdentity, ServerAnchors, SpiffeId,

@@ -2,7 +2,7 @@
 //! event stream, or the `subscriptions/listen` stream of 2026-07-28 (which replaces it). Each
 //! such notification, and each reopening of a lost stream (notifications may have been missed
 //! while it was down), bumps the client's invalidation counter, which the definition-check cache
-//! follows (DESIGN.md §5 "Definition check freshness").
+//! follows (docs/design.md §5 "Definition check freshness").
 //!
 //! The task holds only a weak reference to the client, so dropping the last clone of the client
 //! ends it; it also ends when the protocol state it listens for is replaced (a new session), or

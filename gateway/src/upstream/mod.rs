@@ -1,4 +1,4 @@
-//! An MCP Streamable HTTP client for one pinned upstream (DESIGN.md §5 "Upstreams").
+//! An MCP Streamable HTTP client for one pinned upstream (docs/design.md §5 "Upstreams").
 //!
 //! Every TLS connection is verified by the pinning verifier of `server-identity` inside the
 //! handshake, so an impostor is refused before a single application byte is sent; connections

@@ -33,7 +33,7 @@ pub(super) struct Outgoing<'a> {
     pub(super) headers: Vec<(HeaderName, HeaderValue)>,
     /// Whether sending it twice is harmless (everything but `tools/call`): such a request that
     /// fails on a reused connection is sent once more on a new one. Any other request is sent
-    /// on its connection only (DESIGN.md §5, "A check is never outrun").
+    /// on its connection only (docs/design.md §5, "A check is never outrun").
     pub(super) idempotent: bool,
     /// The largest answer body read; `None`: [`Transport::max_response_bytes`].
     pub(super) max_bytes: Option<usize>,

@@ -1,7 +1,7 @@
 //! The demo upstream's certificates: a private CA and a leaf for `127.0.0.1` and `localhost`,
 //! generated with rcgen. A second identity is the impostor: same names, another key.
 //!
-//! [`DemoIdentity::svid`] makes an X.509 SVID instead (DESIGN.md §3, X509-SVID §2–4): a trust
+//! [`DemoIdentity::svid`] makes an X.509 SVID instead (docs/design.md §3, X509-SVID §2–4): a trust
 //! domain CA and a leaf whose only subject alternative name is the URI `spiffe://…`, not a CA,
 //! without keyCertSign or cRLSign. [`DemoIdentity::issue_svid`] signs another SVID with the same
 //! CA (another workload of the same trust domain).
