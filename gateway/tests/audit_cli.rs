@@ -111,6 +111,7 @@ fn a_valid_log_verifies_with_a_summary() {
             "decisions": {"allowed": 2, "tool_not_in_catalog": 1, "definition_mismatch": 1},
             "starts": [{"line": 1, "seq": 0, "catalog": measurement.to_string()}],
             "catalog_loads": [],
+            "preallocated_bytes": 0,
         })
     );
 }

@@ -55,6 +55,10 @@ mod definition_check;
 // demo upstream (ignored here: they need the peers; interop/run.sh runs them).
 mod upstream_interop;
 
+// The audit log's group commit led by its callers, and its preallocated file (blocks reserved
+// ahead, released at shutdown; zeros a crash leaves accepted; torn tails).
+mod audit_group;
+
 // The audit log under `toolgate serve`: one writer per log, a full disk (tmpfs), --audit-key.
 mod audit_serve;
 

@@ -31,11 +31,21 @@
 //! # Decisions
 //!
 //! - **Durability.** [`AuditLog::record`] returns after the entry is written and
-//!   `fdatasync`ed. One writer thread takes every entry that arrived during the previous sync
-//!   and commits them with one write and one sync (group commit).
+//!   `fdatasync`ed. Group commit without a writer thread: the first caller that finds no write
+//!   in progress leads, writes every entry queued so far with one write and one sync on its own
+//!   thread, answers them and hands the lead to a caller that queued meanwhile; a lone call
+//!   costs no hand-off between threads.
+//! - **Preallocation.** The file's blocks are reserved in steps ahead of the entries
+//!   ([`AuditOptions::preallocate`], default [`DEFAULT_PREALLOCATE`]; `fallocate` keeping the
+//!   file's size, so readers see only entries), and released at shutdown. Zeros after the last
+//!   entry, which some file systems show after a crash inside allocated space, are accepted by
+//!   the verifier and written over by the next gateway ([`ChainSummary::preallocated_bytes`]);
+//!   zeros mixed with other bytes there are a torn tail like a torn last line
+//!   ([`ChainProblem::TornPreallocatedTail`]).
 //! - **One writer.** [`AuditLog::open`] takes an exclusive lock (`flock`) on the file and holds
-//!   it until the writer ends; a second gateway on the same file is refused with
-//!   [`AuditError::Locked`], naming the holder's pid as `/proc/locks` shows it.
+//!   it until [`AuditLog::shutdown`] or until the log is dropped; a second gateway on the same
+//!   file is refused with [`AuditError::Locked`], naming the holder's pid as `/proc/locks`
+//!   shows it.
 //! - **Deadline.** An entry not written and synced within [`AuditOptions::write_deadline`]
 //!   (default [`DEFAULT_WRITE_DEADLINE`]) fails its record with [`AuditError::Deadline`]: the
 //!   call is refused (-32603) and not forwarded, and the log refuses every later record. When
@@ -116,4 +126,6 @@ pub use verify::{
     BrokenEntry, ChainProblem, ChainSummary, GatewayStart, MAX_LINE_BYTES, VerifyError,
     verify_file, verify_reader,
 };
-pub use writer::{AuditError, AuditLog, AuditOptions, DEFAULT_WRITE_DEADLINE, SyncObserver};
+pub use writer::{
+    AuditError, AuditLog, AuditOptions, DEFAULT_PREALLOCATE, DEFAULT_WRITE_DEADLINE, SyncObserver,
+};

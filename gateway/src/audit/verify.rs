@@ -22,6 +22,7 @@ pub const MAX_LINE_BYTES: usize = 64 * 1024;
 pub struct ChainSummary {
     entries: u64,
     bytes: u64,
+    preallocated: u64,
     first_prev: Option<Digest>,
     last_hash: Option<Digest>,
     decisions: BTreeMap<Decision, u64>,
@@ -35,9 +36,15 @@ impl ChainSummary {
         self.entries
     }
 
-    /// Length of the log in bytes.
+    /// Length of the entries in bytes: where the next entry goes.
     pub fn bytes(&self) -> u64 {
         self.bytes
+    }
+
+    /// Length of the zeros after the last entry: allocated space that a crash left unwritten,
+    /// as some file systems show it (0 for a cleanly closed log).
+    pub fn preallocated_bytes(&self) -> u64 {
+        self.preallocated
     }
 
     /// The first entry's `prev`: the measurement of the catalog the log was started with.
@@ -221,6 +228,18 @@ pub enum ChainProblem {
         /// Length of the incomplete line in bytes.
         length: u64,
     },
+    /// After the last complete entry the log holds zeros (allocated space) and other bytes: the
+    /// writer stopped while writing into that space, after part of a group reached the disk
+    /// and part did not.
+    #[error(
+        "the last {length} bytes are neither complete entries nor zeros of allocated space: the \
+         writer stopped while writing into that space (a crash); the entries before them \
+         verify"
+    )]
+    TornPreallocatedTail {
+        /// Length from the end of the last complete entry to the end of the log, in bytes.
+        length: u64,
+    },
     /// A line longer than [`MAX_LINE_BYTES`].
     #[error("the line is longer than {limit} bytes, which no audit entry is")]
     LineTooLong {
@@ -232,7 +251,8 @@ pub enum ChainProblem {
 impl ChainProblem {
     /// A stable name for the problem, for machine-readable output: `not_json`,
     /// `duplicate_member`, `not_an_entry`, `hash_mismatch`, `prev_mismatch`,
-    /// `first_prev_not_catalog`, `seq_mismatch`, `torn_line` or `line_too_long`.
+    /// `first_prev_not_catalog`, `seq_mismatch`, `torn_line`, `torn_preallocated_tail` or
+    /// `line_too_long`.
     pub fn code(&self) -> &'static str {
         match self {
             ChainProblem::NotJson { .. } => "not_json",
@@ -243,6 +263,7 @@ impl ChainProblem {
             ChainProblem::FirstPrevNotCatalog { .. } => "first_prev_not_catalog",
             ChainProblem::SeqMismatch { .. } => "seq_mismatch",
             ChainProblem::TornLine { .. } => "torn_line",
+            ChainProblem::TornPreallocatedTail { .. } => "torn_preallocated_tail",
             ChainProblem::LineTooLong { .. } => "line_too_long",
         }
     }
@@ -307,6 +328,29 @@ pub fn verify_reader<R: BufRead>(
                 problem,
             })
         };
+        // No entry holds a NUL byte (JSON has none outside strings, where it is escaped). Zeros
+        // that run to the end of the log are allocated space a crash left unwritten; a line that starts with zeros
+        // or ends in them is where a crash stopped the writer inside that space. A NUL inside a
+        // line with more bytes after it on that line is left to the entry check.
+        if let Some(zero) = line.iter().position(|&byte| byte == 0) {
+            let zeros_after = line[zero..].iter().all(|&byte| byte == 0);
+            if zero == 0 || zeros_after {
+                let rest = zeros_to_end(&mut reader).map_err(|source| VerifyError::Io {
+                    path: "<reader>".to_owned(),
+                    source,
+                })?;
+                let length = read as u64 + rest.length;
+                return match (zero, zeros_after && rest.all_zero) {
+                    (0, true) => {
+                        verifier.summary.preallocated = length;
+                        Ok(verifier.summary)
+                    }
+                    // Part of a line, then zeros to the end: the write stopped inside the line.
+                    (_, true) => Err(broken(None, ChainProblem::TornLine { length })),
+                    _ => Err(broken(None, ChainProblem::TornPreallocatedTail { length })),
+                };
+            }
+        }
         match line.last() {
             Some(b'\n') => line.pop(),
             _ if line.len() > MAX_LINE_BYTES => {
@@ -330,6 +374,31 @@ pub fn verify_reader<R: BufRead>(
             .check(&line, line_number)
             .map_err(|(seq, problem)| broken(seq, problem))?;
         verifier.summary.bytes += read as u64;
+    }
+}
+
+/// What follows a NUL byte in the log.
+struct Rest {
+    length: u64,
+    all_zero: bool,
+}
+
+/// Reads `reader` to its end in its own buffer's steps (bounded memory), saying whether every
+/// byte is zero.
+fn zeros_to_end<R: BufRead>(reader: &mut R) -> io::Result<Rest> {
+    let mut rest = Rest {
+        length: 0,
+        all_zero: true,
+    };
+    loop {
+        let buffer = reader.fill_buf()?;
+        if buffer.is_empty() {
+            return Ok(rest);
+        }
+        rest.all_zero &= buffer.iter().all(|&byte| byte == 0);
+        let length = buffer.len();
+        rest.length += length as u64;
+        reader.consume(length);
     }
 }
 

@@ -1,17 +1,20 @@
-//! The audit log writer: one thread owns the file and commits entries in groups, so that every
-//! entry is on disk before its call is answered and throughput stays high under concurrency.
+//! The audit log writer: entries are committed in groups, each led by the first caller that
+//! waits, so that every entry is on disk before its call is answered, a lone call is written by
+//! its own thread, and throughput stays high under concurrency.
 
 use std::fs::{File, OpenOptions};
-use std::io::{self, BufReader, Write};
+use std::io::{self, BufReader};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 use catalog_store::CatalogMeasurement;
 use jcs_digest::{CanonicalizeError, Digest};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::runtime::RuntimeFlavor;
+use tokio::sync::{Notify, oneshot};
 
 use crate::audit::arguments::{ArgumentKey, ArgumentsDigest};
 use crate::audit::chain::{AuditReceipt, ChainHead};
@@ -19,13 +22,8 @@ use crate::audit::entry::{CallRecord, call_members, catalog_loaded_members, star
 use crate::audit::lock::{LockFailure, lock_exclusive};
 use crate::audit::verify::{BrokenEntry, ChainProblem, VerifyError, verify_reader};
 
-/// Most entries committed by one write and one sync; a burst larger than this takes several.
-const MAX_BATCH: usize = 4096;
-/// Records waiting for the writer before `record` waits for room.
-const QUEUE_CAPACITY: usize = 8192;
-
-/// How much longer than the write deadline a shutdown waits for the writer to finish (a late
-/// group is cut from the file before the writer ends).
+/// How much longer than the write deadline a shutdown waits for a group in progress to finish
+/// (a late group is cut from the file before its leader lets go).
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// The default bound on one group's write and sync ([`AuditOptions::write_deadline`]).
@@ -39,6 +37,7 @@ pub struct AuditOptions {
     argument_key: Option<ArgumentKey>,
     sync_observer: Option<SyncObserver>,
     replica: Option<String>,
+    preallocate: u64,
 }
 
 /// Told how long each group commit (write and sync) took: `toolgate serve --metrics`.
@@ -46,8 +45,8 @@ pub struct AuditOptions {
 pub struct SyncObserver(Arc<dyn Fn(Duration) + Send + Sync>);
 
 impl SyncObserver {
-    /// Calls `observe` with the duration of every group commit, on the writer thread (keep it
-    /// short).
+    /// Calls `observe` with the duration of every group commit, on the thread of the caller
+    /// that led it (keep it short).
     pub fn new(observe: impl Fn(Duration) + Send + Sync + 'static) -> SyncObserver {
         SyncObserver(Arc::new(observe))
     }
@@ -67,6 +66,7 @@ impl AuditOptions {
             argument_key: None,
             sync_observer: None,
             replica: None,
+            preallocate: DEFAULT_PREALLOCATE,
         }
     }
 
@@ -96,6 +96,15 @@ impl AuditOptions {
     /// the logs of several replicas behind one load balancer are told apart.
     pub fn replica(&mut self, name: impl Into<String>) -> &mut Self {
         self.replica = Some(name.into());
+        self
+    }
+
+    /// The file's blocks are reserved in steps of `bytes` ahead of the entries (`fallocate`
+    /// with `FALLOC_FL_KEEP_SIZE`; default [`DEFAULT_PREALLOCATE`]; 0 turns it off), so that an
+    /// append seldom allocates a block and its sync seldom commits an allocation with it. The
+    /// file's length stays the entries' length: readers of the log see no tail.
+    pub fn preallocate(&mut self, bytes: u64) -> &mut Self {
+        self.preallocate = bytes;
         self
     }
 }
@@ -199,32 +208,57 @@ pub enum AuditError {
 /// The hash-chained audit log of docs/design.md §5, open for appending.
 ///
 /// [`AuditLog::open`] verifies an existing log, then appends a `gateway_started` entry;
-/// [`AuditLog::record`] returns once the entry is written and synced (`fdatasync`). One writer
-/// thread commits every entry that arrived during the previous sync with one write and one sync
-/// (group commit). Dropping the log, or [`AuditLog::shutdown`], lets the writer finish what it
-/// was given.
+/// [`AuditLog::record`] returns once the entry is written and synced (`fdatasync`).
+///
+/// Group commit without a writer thread: the first caller that finds no write in progress
+/// leads; it takes every entry queued so far (its own first among them), writes them with one
+/// write and syncs them with one `fdatasync` on its own thread, answers them, and hands the
+/// lead to a caller whose entry queued meanwhile. A lone caller therefore writes its own entry
+/// with no hand-off to another thread; under concurrency the callers that arrive during a sync
+/// share the next one. The write and sync block the leading caller's thread; when recent
+/// commits were slow (a disk sync), on a multi-threaded Tokio runtime, inside
+/// `block_in_place`, so that the worker's other tasks move to another thread meanwhile.
+///
+/// The file's blocks are reserved ahead of the entries ([`AuditOptions::preallocate`]:
+/// `fallocate` keeping the file's size), so that an append seldom allocates. The file's size
+/// still grows with every append, so `fdatasync` still commits the new size (on this project's
+/// ext4 test disk that costs no measurable time; see BENCHMARKS.md). [`verify_file`] accepts a
+/// tail of zeros after the last entry, which some file systems show after a crash.
+///
+/// [`verify_file`]: crate::audit::verify_file
 #[derive(Debug)]
 pub struct AuditLog {
     path: PathBuf,
-    sender: mpsc::Sender<Command>,
-    counters: Arc<Counters>,
-    state: Arc<Mutex<LogState>>,
+    state: Mutex<LogState>,
+    /// Told when a leader lets go of the lead: what [`AuditLog::shutdown`] waits for.
+    idle: Notify,
+    counters: Counters,
+    /// A running average of the group commits' durations, in nanoseconds.
+    recent_commit: AtomicU64,
+    sync_observer: Option<SyncObserver>,
     write_deadline: Duration,
     argument_key: Option<ArgumentKey>,
 }
 
-/// What the writer and the callers share: the failure that closed the log. The writer answers
-/// a group `Ok` while holding it, and a caller whose deadline passed sets the failure while
-/// holding it, so every entry is either answered `Ok` or cut from the file, never both. It is
-/// never held across file I/O.
+/// What the callers share, under one mutex that is never held across file I/O.
+///
+/// A leader answers a group `Ok` while holding it, and a caller whose deadline passed sets the
+/// failure while holding it, so every entry is either answered `Ok` or cut from the file, never
+/// both. The queue holds at most one entry per waiting caller (whose number the server
+/// bounds), and the entries of callers that went away, which the next group writes.
 #[derive(Debug, Default)]
 struct LogState {
     failure: Option<String>,
-}
-
-fn lock_state(state: &Mutex<LogState>) -> MutexGuard<'_, LogState> {
-    // A panic while holding it leaves a consistent `Option`: keep using it.
-    state.lock().unwrap_or_else(PoisonError::into_inner)
+    /// [`AuditLog::shutdown`] began: nothing more is queued.
+    closing: bool,
+    /// Some caller leads: it writes a group now, or has been handed the lead.
+    leading: bool,
+    queue: Vec<Queued>,
+    next_ticket: u64,
+    /// The file and the chain; a leader takes them for the time of its write, so that the
+    /// mutex is not held meanwhile. `None` also once shut down (dropping the file releases
+    /// its lock).
+    file: Option<Box<LogFile>>,
 }
 
 #[derive(Debug, Default)]
@@ -233,17 +267,55 @@ struct Counters {
     syncs: AtomicU64,
 }
 
+/// One entry waiting for a group.
 #[derive(Debug)]
-enum Command {
-    Record(Box<Pending>),
-    Shutdown(oneshot::Sender<()>),
+struct Queued {
+    entry: Entry,
+    time: SystemTime,
+    ticket: u64,
+    /// How a waiting caller is told its answer or that it leads now; `None` for the leader's own
+    /// entry, whose answer it takes from the group itself.
+    reply: Option<oneshot::Sender<Turn>>,
+}
+
+/// Where [`AuditLog::enqueue`] left a caller.
+enum Enqueued {
+    Leads(u64),
+    Follows(u64, oneshot::Receiver<Turn>),
 }
 
 #[derive(Debug)]
-struct Pending {
-    record: Entry,
-    time: SystemTime,
-    reply: oneshot::Sender<Result<AuditReceipt, AuditError>>,
+enum Turn {
+    Answer(Result<AuditReceipt, AuditError>),
+    Lead,
+}
+
+/// The open file and the chain's head, owned by whoever leads.
+#[derive(Debug)]
+struct LogFile {
+    file: File,
+    head: ChainHead,
+    /// The end of the last complete, synced group: where the next group is written and where a
+    /// failed write is cut back to.
+    committed_len: u64,
+    /// The end of the blocks reserved for the file (at least `committed_len`).
+    reserved_end: u64,
+    /// Bytes reserved ahead when a group would pass `reserved_end`; 0 when off (also after a
+    /// failed attempt).
+    preallocate: u64,
+    /// Reused by every group: the lines, the entries, their receipts.
+    lines: Vec<u8>,
+    batch: Vec<Queued>,
+    receipts: Vec<Result<AuditReceipt, AuditError>>,
+}
+
+/// The default step of [`AuditOptions::preallocate`]: about 1,500 entries.
+pub const DEFAULT_PREALLOCATE: u64 = 1 << 20;
+
+
+fn lock_state(state: &Mutex<LogState>) -> MutexGuard<'_, LogState> {
+    // A panic while holding it leaves consistent fields: keep using them.
+    state.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl AuditLog {
@@ -261,15 +333,15 @@ impl AuditLog {
     }
 
     /// Opens the log at `path` for a gateway serving the catalog measured by `catalog`,
-    /// creating it when it does not exist, and holds an exclusive lock on it until the writer
-    /// ends ([`AuditLog::shutdown`], or the log is dropped).
+    /// creating it when it does not exist, and holds an exclusive lock on it until
+    /// [`AuditLog::shutdown`] or until the log is dropped.
     ///
     /// A new log's first entry has `prev` = the measurement. An existing log is verified first
-    /// and continued from its last `hash`; its first `prev` stays the first catalog's
-    /// measurement. Either way a `gateway_started` entry is appended, naming this measurement
-    /// and the one in force before (so a restart with another catalog is on the record), and
-    /// synced before this returns. This blocks on file I/O: call it before serving, or in
-    /// `spawn_blocking`.
+    /// and continued from its last `hash` (a tail of zeros after it, which a crash can leave, is
+    /// written over); its first `prev` stays the first catalog's measurement. Either way a
+    /// `gateway_started` entry is appended, naming this measurement and the one in force
+    /// before (so a restart with another catalog is on the record), and synced before this
+    /// returns. This blocks on file I/O: call it before serving, or in `spawn_blocking`.
     ///
     /// # Errors
     ///
@@ -290,10 +362,13 @@ impl AuditLog {
             source: Arc::new(source),
         };
         let existed = path.exists();
-        let mut file = OpenOptions::new()
+        // Not `append`: entries are written at the end of the chain, which is before the end
+        // of the file when a crash left zeros after it.
+        let file = OpenOptions::new()
             .read(true)
-            .append(true)
+            .write(true)
             .create(true)
+            .truncate(false)
             .open(&path)
             .map_err(|e| io_error("open", e))?;
         match lock_exclusive(&file) {
@@ -310,7 +385,8 @@ impl AuditLog {
             Err(VerifyError::Broken(BrokenEntry {
                 line,
                 offset,
-                problem: ChainProblem::TornLine { length },
+                problem:
+                    ChainProblem::TornLine { length } | ChainProblem::TornPreallocatedTail { length },
                 ..
             })) => {
                 return Err(AuditError::TornTail {
@@ -329,10 +405,6 @@ impl AuditLog {
             }
         };
 
-        let mut head = ChainHead {
-            next_seq: summary.entries(),
-            prev: summary.last_hash().unwrap_or(*catalog),
-        };
         let previous_catalog = summary.catalog_in_force();
         let detail = match previous_catalog {
             None => "new audit log".to_owned(),
@@ -347,9 +419,20 @@ impl AuditLog {
                 summary.entries()
             ),
         };
-        let counters = Arc::new(Counters::default());
-        let mut line = Vec::new();
-        head.append(
+        let mut log = Box::new(LogFile {
+            file,
+            head: ChainHead {
+                next_seq: summary.entries(),
+                prev: summary.last_hash().unwrap_or(*catalog),
+            },
+            committed_len: summary.bytes(),
+            reserved_end: summary.bytes(),
+            preallocate: options.preallocate,
+            lines: Vec::with_capacity(64 * 1024),
+            batch: Vec::new(),
+            receipts: Vec::new(),
+        });
+        log.head.append(
             started_members(
                 SystemTime::now(),
                 catalog,
@@ -357,41 +440,35 @@ impl AuditLog {
                 &detail,
                 options.replica.as_deref(),
             ),
-            &mut line,
+            &mut log.lines,
         )?;
-        let started = file
-            .write_all(&line)
-            .map_err(|e| io_error("write", e))
-            .and_then(|()| file.sync_data().map_err(|e| io_error("sync", e)));
-        if let Err(error) = started {
+        let commit_started = Instant::now();
+        if let Err((action, source)) = log.write_group(&path) {
             // A full disk can leave part of the line: cut it, so the log still verifies.
-            let _ = file.set_len(summary.bytes()).and_then(|()| file.sync_all());
-            return Err(error);
+            let _ = log
+                .file
+                .set_len(summary.bytes())
+                .and_then(|()| log.file.sync_all());
+            return Err(io_error(action, source));
         }
-        let committed_len = summary.bytes() + line.len() as u64;
+        log.committed_len += log.lines.len() as u64;
+        let counters = Counters::default();
         counters.entries.fetch_add(1, Ordering::Relaxed);
         counters.syncs.fetch_add(1, Ordering::Relaxed);
-
-        let (sender, receiver) = mpsc::channel(QUEUE_CAPACITY);
-        let state = Arc::new(Mutex::new(LogState::default()));
-        let writer = Writer {
-            path: path.clone(),
-            file: Some(file),
-            head,
-            committed_len,
-            counters: Arc::clone(&counters),
-            state: Arc::clone(&state),
-            sync_observer: options.sync_observer.clone(),
-        };
-        std::thread::Builder::new()
-            .name("toolgate-audit".to_owned())
-            .spawn(move || writer.run(receiver))
-            .map_err(|e| io_error("start the writer thread of", e))?;
         Ok(AuditLog {
             path,
-            sender,
+            state: Mutex::new(LogState {
+                file: Some(log),
+                ..LogState::default()
+            }),
+            idle: Notify::new(),
             counters,
-            state,
+            // The first commit (the `gateway_started` line) also reserved the first step; a
+            // commit of entries alone takes less.
+            recent_commit: AtomicU64::new(
+                u64::try_from(commit_started.elapsed().as_nanos()).unwrap_or(u64::MAX),
+            ),
+            sync_observer: options.sync_observer.clone(),
             write_deadline: options.write_deadline,
             argument_key: options.argument_key.clone(),
         })
@@ -423,6 +500,11 @@ impl AuditLog {
     /// did not finish within [`AuditOptions::write_deadline`], [`AuditError::Closed`] after
     /// [`AuditLog::shutdown`] or an earlier failure.
     ///
+    /// A caller that leads a group waits for its write and sync however long the disk takes (a
+    /// thread cannot leave a system call); when they end past its deadline the group is cut and
+    /// refused all the same. Every other caller's wait is bounded by its deadline, and once one
+    /// is missed every later record is refused at once.
+    ///
     /// # Panics
     ///
     /// Outside a Tokio runtime with its time driver enabled (the deadline is a Tokio timer), as
@@ -446,54 +528,292 @@ impl AuditLog {
             .await
     }
 
-    async fn submit(&self, record: Entry) -> Result<AuditReceipt, AuditError> {
-        if let Some(reason) = lock_state(&self.state).failure.clone() {
-            return Err(self.closed(Some(reason)));
-        }
-        let (reply, mut receipt) = oneshot::channel();
-        let pending = Pending {
-            record,
-            time: SystemTime::now(),
-            reply,
+    async fn submit(&self, entry: Entry) -> Result<AuditReceipt, AuditError> {
+        let submitted = Instant::now();
+        let (ticket, turn) = match self.enqueue(entry)? {
+            Enqueued::Leads(ticket) => return self.lead_and_answer(ticket, submitted),
+            Enqueued::Follows(ticket, turn) => (ticket, turn),
         };
-        let deadline = self.write_deadline;
-        let submitted = async {
-            self.sender
-                .send(Command::Record(Box::new(pending)))
-                .await
-                .map_err(|_| self.closed(None))?;
-            (&mut receipt).await.map_err(|_| self.closed(None))?
+        let mut waiting = Follower {
+            log: self,
+            turn: Some(turn),
         };
-        match tokio::time::timeout(deadline, submitted).await {
-            Ok(answer) => answer,
-            Err(_) => {
-                let mut state = lock_state(&self.state);
-                // The writer answers while holding the state: an answer that is not here now
-                // will find the failure, and the writer cuts the entry from the file.
-                if let Ok(answer) = receipt.try_recv() {
-                    return answer;
+        let deadline = tokio::time::Instant::from_std(submitted + self.write_deadline);
+        let Some(turn) = waiting.turn.as_mut() else {
+            return Err(self.closed(None));
+        };
+        let answered = tokio::time::timeout_at(deadline, turn).await;
+        match answered {
+            Ok(turn) => {
+                waiting.turn = None;
+                match turn {
+                    Ok(Turn::Answer(answer)) => answer,
+                    Ok(Turn::Lead) => self.lead_and_answer(ticket, submitted),
+                    // The sender is gone only with the log.
+                    Err(_) => Err(self.closed(None)),
                 }
-                let error = AuditError::Deadline {
-                    path: self.path.clone(),
-                    deadline,
+            }
+            Err(_) => {
+                let (error, handed_the_lead) = match self.missed_deadline(&mut waiting) {
+                    Ok(missed) => missed,
+                    Err(answer) => return answer,
                 };
-                tracing::error!(%error, "audit log failed; every later call will be refused");
-                state.failure.get_or_insert_with(|| error.to_string());
+                if handed_the_lead {
+                    // Handed the lead just too late: the group it would write is refused, but
+                    // its callers must be told.
+                    let _ = self.lead_and_answer(ticket, submitted);
+                }
                 Err(error)
             }
         }
     }
 
-    /// Waits until every entry given before this call is on disk, then closes the log: later
-    /// calls to [`AuditLog::record`] fail with [`AuditError::Closed`]. Calling it twice is fine.
-    pub async fn shutdown(&self) {
-        let (done, finished) = oneshot::channel();
-        if self.sender.send(Command::Shutdown(done)).await.is_ok() {
-            // An error means the writer is gone, which is the goal. Bounded: a writer stuck in
-            // a sync past its deadline must not hold the shutdown forever.
-            let bound = self.write_deadline.saturating_add(SHUTDOWN_GRACE);
-            let _ = tokio::time::timeout(bound, finished).await;
+    /// A follower's deadline passed: its answer if it came meanwhile (`Err` here means
+    /// `Ok` there), else the log fails closed; says whether the follower was handed the lead.
+    fn missed_deadline(
+        &self,
+        waiting: &mut Follower<'_>,
+    ) -> Result<(AuditError, bool), Result<AuditReceipt, AuditError>> {
+        let mut state = lock_state(&self.state);
+        // Leaders answer while holding the state: an answer that is not here now will find the
+        // failure, and its group is cut from the file.
+        let turn = waiting.take_turn();
+        if let Some(Turn::Answer(answer)) = turn {
+            return Err(answer);
         }
+        let error = AuditError::Deadline {
+            path: self.path.clone(),
+            deadline: self.write_deadline,
+        };
+        tracing::error!(%error, "audit log failed; every later call will be refused");
+        state.failure.get_or_insert_with(|| error.to_string());
+        Ok((error, matches!(turn, Some(Turn::Lead))))
+    }
+
+    /// Queues `entry`: its caller leads when no one does, and waits for its turn otherwise.
+    fn enqueue(&self, entry: Entry) -> Result<Enqueued, AuditError> {
+        let mut state = lock_state(&self.state);
+        if let Some(reason) = state.failure.clone() {
+            return Err(self.closed(Some(reason)));
+        }
+        if state.closing || state.file.is_none() && !state.leading {
+            return Err(self.closed(None));
+        }
+        let ticket = state.next_ticket;
+        state.next_ticket += 1;
+        let time = SystemTime::now();
+        if !state.leading {
+            state.leading = true;
+            state.queue.push(Queued {
+                entry,
+                time,
+                ticket,
+                reply: None,
+            });
+            return Ok(Enqueued::Leads(ticket));
+        }
+        let (reply, turn) = oneshot::channel();
+        state.queue.push(Queued {
+            entry,
+            time,
+            ticket,
+            reply: Some(reply),
+        });
+        Ok(Enqueued::Follows(ticket, turn))
+    }
+
+    /// Leads one group that holds the entry `ticket`, and returns that entry's answer.
+    fn lead_and_answer(
+        &self,
+        ticket: u64,
+        submitted: Instant,
+    ) -> Result<AuditReceipt, AuditError> {
+        in_blocking_section(&self.recent_commit, || self.lead(Some((ticket, submitted))))
+            .unwrap_or_else(|| Err(self.closed(None)))
+    }
+
+    /// Writes and syncs every queued entry as one group, answers them, then hands the lead on
+    /// (or lets go of it). `own` is the leading caller's entry and submission time, whose
+    /// answer is returned rather than sent; `None` when shutting down.
+    fn lead(&self, own: Option<(u64, Instant)>) -> Option<Result<AuditReceipt, AuditError>> {
+        let mut state = lock_state(&self.state);
+        let Some(mut log) = state.file.take() else {
+            let error = self.closed(state.failure.clone());
+            let own_answer = answer_queued(&mut state.queue, own, &error);
+            self.let_go(&mut state);
+            return own_answer;
+        };
+        if let Some(reason) = state.failure.clone() {
+            let error = self.closed(Some(reason));
+            let own_answer = answer_queued(&mut state.queue, own, &error);
+            state.file = Some(log);
+            self.let_go(&mut state);
+            return own_answer;
+        }
+        std::mem::swap(&mut state.queue, &mut log.batch);
+        drop(state);
+
+        log.lines.clear();
+        log.receipts.clear();
+        let head_before = log.head.clone();
+        {
+            let LogFile {
+                head,
+                lines,
+                batch,
+                receipts,
+                ..
+            } = &mut *log;
+            receipts.extend(batch.iter().map(|queued| {
+                head.append(queued.entry.members(queued.time), lines)
+                    .map_err(AuditError::from)
+            }));
+        }
+        let commit_started = Instant::now();
+        let written = log.write_group(&self.path);
+        let took = commit_started.elapsed();
+        note_commit(&self.recent_commit, took);
+        if let Some(observer) = &self.sync_observer {
+            (observer.0)(took);
+        }
+        let late = own.is_some_and(|(_, submitted)| submitted.elapsed() > self.write_deadline);
+
+        let mut state = lock_state(&self.state);
+        let error = match (written, state.failure.clone()) {
+            (Ok(()), None) if !late => {
+                log.committed_len += log.lines.len() as u64;
+                let entries = log.receipts.iter().filter(|receipt| receipt.is_ok()).count();
+                self.counters
+                    .entries
+                    .fetch_add(entries as u64, Ordering::Relaxed);
+                self.counters.syncs.fetch_add(1, Ordering::Relaxed);
+                let LogFile {
+                    batch, receipts, ..
+                } = &mut *log;
+                let mut own_answer = None;
+                for (queued, receipt) in batch.drain(..).zip(receipts.drain(..)) {
+                    answer(queued, receipt, own, &mut own_answer);
+                }
+                state.file = Some(log);
+                self.hand_on(&mut state);
+                return own_answer;
+            }
+            (Ok(()), None) => AuditError::Deadline {
+                path: self.path.clone(),
+                deadline: self.write_deadline,
+            },
+            // Written, but after a caller's deadline: those calls were refused.
+            (Ok(()), Some(reason)) => AuditError::Closed {
+                path: self.path.clone(),
+                reason: Some(reason),
+            },
+            (Err((action, source)), _) => AuditError::Io {
+                action,
+                path: self.path.clone(),
+                source: Arc::new(source),
+            },
+        };
+        // Refuse first, then cut: the state is never held across I/O (a caller past its
+        // deadline takes it from async code, and a stuck disk must not stall that).
+        state.failure.get_or_insert_with(|| error.to_string());
+        drop(state);
+        // The file's tail is unknown (a partial line on a full disk; a late group whose calls
+        // were refused): cut it back to the last complete entry, then write nothing more.
+        log.head = head_before;
+        let cut = log.cut_back(&self.path);
+        tracing::error!(%error, "{cut}; every later call will be refused");
+        let mut state = lock_state(&self.state);
+        // A failed write or sync names the cut in the reason later calls are refused with; a
+        // missed deadline is refused with its own words, as when a waiting caller saw it.
+        if let (Some(reason), AuditError::Io { .. }) = (state.failure.as_mut(), &error) {
+            if *reason == error.to_string() {
+                *reason = format!("{reason}; {cut}");
+            }
+        }
+        // Answered after the cut, so a caller that retries learns what became of the file.
+        let mut own_answer = None;
+        for queued in log.batch.drain(..) {
+            answer(queued, Err(error.clone()), own, &mut own_answer);
+        }
+        log.receipts.clear();
+        let refused = self.closed(state.failure.clone());
+        for queued in state.queue.drain(..) {
+            answer(queued, Err(refused.clone()), own, &mut own_answer);
+        }
+        state.file = Some(log);
+        self.let_go(&mut state);
+        own_answer
+    }
+
+    /// Hands the lead to a caller whose entry is queued, or lets go of it when there is none
+    /// (the entries of callers that went away are written with the next group).
+    fn hand_on(&self, state: &mut LogState) {
+        for queued in &mut state.queue {
+            if let Some(reply) = queued.reply.take() {
+                match reply.send(Turn::Lead) {
+                    Ok(()) => return,
+                    // That caller went away: its entry is written all the same.
+                    Err(_) => continue,
+                }
+            }
+        }
+        self.let_go(state);
+    }
+
+    fn let_go(&self, state: &mut LogState) {
+        state.leading = false;
+        self.idle.notify_waiters();
+    }
+
+    /// Waits until every entry given before this call is on disk, then closes the log: later
+    /// calls to [`AuditLog::record`] fail with [`AuditError::Closed`]. The blocks reserved
+    /// past the last entry are released, and so is the lock. Calling it twice is fine.
+    pub async fn shutdown(&self) {
+        let bound = self.write_deadline.saturating_add(SHUTDOWN_GRACE);
+        let until = tokio::time::Instant::now() + bound;
+        loop {
+            let idle = self.idle.notified();
+            tokio::pin!(idle);
+            {
+                let mut state = lock_state(&self.state);
+                state.closing = true;
+                if !state.leading {
+                    if state.queue.is_empty() {
+                        let log = state.file.take();
+                        drop(state);
+                        if let Some(log) = log {
+                            in_blocking_section(&self.recent_commit, || self.close(log));
+                        }
+                        return;
+                    }
+                    // Entries of callers that went away, and no one to lead them.
+                    state.leading = true;
+                    drop(state);
+                    in_blocking_section(&self.recent_commit, || self.lead(None));
+                    continue;
+                }
+                idle.as_mut().enable();
+            }
+            // Bounded: a leader stuck in a sync past its deadline must not hold the shutdown
+            // forever (the file then stays open, and locked, until the log is dropped).
+            if tokio::time::timeout_at(until, idle).await.is_err() {
+                return;
+            }
+        }
+    }
+
+    /// Releases the blocks reserved past the last entry (and any zeros a crash left there),
+    /// syncs, and releases the lock.
+    fn close(&self, log: Box<LogFile>) {
+        if let Err(error) = log
+            .file
+            .set_len(log.committed_len)
+            .and_then(|()| log.file.sync_all())
+        {
+            // Reserved blocks cost disk space only; the log verifies either way.
+            tracing::warn!(path = %self.path.display(), %error, "could not release the blocks reserved for the audit log");
+        }
+        tracing::info!(path = %self.path.display(), last_hash = %log.head.prev, "audit log closed");
     }
 
     /// The file.
@@ -519,7 +839,6 @@ impl AuditLog {
     }
 
     fn closed(&self, reason: Option<String>) -> AuditError {
-        let reason = reason.or_else(|| lock_state(&self.state).failure.clone());
         AuditError::Closed {
             path: self.path.clone(),
             reason,
@@ -527,8 +846,119 @@ impl AuditLog {
     }
 }
 
+impl Drop for AuditLog {
+    /// A log dropped without [`AuditLog::shutdown`] still writes the entries of callers that
+    /// went away, and releases its reserved blocks.
+    fn drop(&mut self) {
+        let orphans = {
+            let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
+            if state.leading {
+                return;
+            }
+            state.leading = !state.queue.is_empty();
+            state.leading
+        };
+        if orphans {
+            let _ = self.lead(None);
+        }
+        let log = self
+            .state
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .file
+            .take();
+        if let Some(log) = log {
+            self.close(log);
+        }
+    }
+}
+
+/// Sends `result` to the caller of `queued`, or keeps it in `own_answer` when it is the
+/// leader's own.
+fn answer(
+    queued: Queued,
+    result: Result<AuditReceipt, AuditError>,
+    own: Option<(u64, Instant)>,
+    own_answer: &mut Option<Result<AuditReceipt, AuditError>>,
+) {
+    match queued.reply {
+        Some(reply) => {
+            let _ = reply.send(Turn::Answer(result));
+        }
+        None if own.is_some_and(|(ticket, _)| ticket == queued.ticket) => {
+            *own_answer = Some(result);
+        }
+        // A caller handed the lead that went away before taking it.
+        None => {}
+    }
+}
+
+/// Answers every queued entry with `error`; returns the leader's own answer.
+fn answer_queued(
+    queue: &mut Vec<Queued>,
+    own: Option<(u64, Instant)>,
+    error: &AuditError,
+) -> Option<Result<AuditReceipt, AuditError>> {
+    let mut own_answer = None;
+    for queued in queue.drain(..) {
+        answer(queued, Err(error.clone()), own, &mut own_answer);
+    }
+    own_answer
+}
+
+/// A caller waiting for its answer or for the lead. Dropped while waiting (its call was
+/// cancelled), it passes on a lead it was handed, so that the queue never stalls.
+struct Follower<'a> {
+    log: &'a AuditLog,
+    turn: Option<oneshot::Receiver<Turn>>,
+}
+
+impl Follower<'_> {
+    fn take_turn(&mut self) -> Option<Turn> {
+        self.turn.take().and_then(|mut turn| turn.try_recv().ok())
+    }
+}
+
+impl Drop for Follower<'_> {
+    fn drop(&mut self) {
+        let Some(mut turn) = self.turn.take() else {
+            return;
+        };
+        let mut state = lock_state(&self.log.state);
+        if let Ok(Turn::Lead) = turn.try_recv() {
+            self.log.hand_on(&mut state);
+        }
+    }
+}
+
+/// Runs `f`, which blocks on file I/O, on this thread. While recent group commits were fast
+/// (at most [`INLINE_COMMIT_LIMIT`]: tmpfs, a disk with a power-loss-protected cache) it simply
+/// runs: `block_in_place` would hand the worker's core to another thread, which costs a
+/// wake-up of that thread, more than such a commit. Otherwise, on a multi-threaded Tokio
+/// runtime, it runs inside `block_in_place`, so that the worker's other tasks go on elsewhere
+/// during a slow sync; on a current-thread runtime there is nowhere to move them.
+fn in_blocking_section<R>(recent_commit: &AtomicU64, f: impl FnOnce() -> R) -> R {
+    let fast = recent_commit.load(Ordering::Relaxed) <= INLINE_COMMIT_LIMIT.as_nanos() as u64;
+    match tokio::runtime::Handle::try_current().map(|handle| handle.runtime_flavor()) {
+        Ok(RuntimeFlavor::MultiThread) if !fast => tokio::task::block_in_place(f),
+        _ => f(),
+    }
+}
+
+/// Group commits up to this long run on the leader's thread without `block_in_place`.
+const INLINE_COMMIT_LIMIT: Duration = Duration::from_micros(50);
+
+/// Folds one commit's duration into the running average [`in_blocking_section`] reads (an
+/// exponential average over about eight commits, so that one slow sync does not flip it).
+fn note_commit(recent_commit: &AtomicU64, took: Duration) {
+    let took = u64::try_from(took.as_nanos()).unwrap_or(u64::MAX);
+    let before = recent_commit.load(Ordering::Relaxed);
+    let average = before - before / 8 + took / 8;
+    recent_commit.store(average, Ordering::Relaxed);
+}
+
 /// What one pending line records.
-// A decision is the common entry, and `Pending` is boxed already: no second box for it.
+// A decision is the common entry: no box for it.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 enum Entry {
@@ -547,149 +977,61 @@ impl Entry {
     }
 }
 
-/// The writer thread's state.
-struct Writer {
-    path: PathBuf,
-    /// `None` once shut down: dropping the file releases the lock.
-    file: Option<File>,
-    head: ChainHead,
-    /// The file's length after the last complete, synced group: where a failed write is cut.
-    committed_len: u64,
-    counters: Arc<Counters>,
-    state: Arc<Mutex<LogState>>,
-    sync_observer: Option<SyncObserver>,
-}
-
-impl Writer {
-    fn run(mut self, mut receiver: mpsc::Receiver<Command>) {
-        let mut batch = Vec::new();
-        let mut lines = Vec::with_capacity(64 * 1024);
-        // `blocking_recv` waits for the first record; everything that queued up meanwhile is
-        // taken at once: that is the group commit.
-        while let Some(first) = receiver.blocking_recv() {
-            let mut shutdown = None;
-            let mut next = Some(first);
-            while let Some(command) = next.take() {
-                match command {
-                    Command::Record(pending) => batch.push(*pending),
-                    // Records queued after a shutdown are not written: they get `Closed`.
-                    Command::Shutdown(done) => {
-                        shutdown = Some(done);
-                        break;
-                    }
-                }
-                if batch.len() < MAX_BATCH {
-                    next = receiver.try_recv().ok();
-                }
-            }
-            self.commit(&mut batch, &mut lines);
-            if let Some(done) = shutdown {
-                tracing::info!(path = %self.path.display(), last_hash = %self.head.prev, "audit log closed");
-                // Unlock before saying so: a gateway started right after may take the log.
-                self.file = None;
-                let _ = done.send(());
-                return;
+impl LogFile {
+    /// Writes `lines` at the end of the chain, reserves blocks ahead of them when they pass the
+    /// reserved end, and syncs with one `fdatasync`.
+    fn write_group(&mut self, path: &Path) -> Result<(), (&'static str, io::Error)> {
+        self.file
+            .write_all_at(&self.lines, self.committed_len)
+            .map_err(|source| ("write", source))?;
+        let end = self.committed_len + self.lines.len() as u64;
+        if end > self.reserved_end {
+            self.reserved_end = end;
+            if self.preallocate > 0 {
+                self.reserve_ahead(path);
             }
         }
+        self.file.sync_data().map_err(|source| ("sync", source))
     }
 
-    /// Writes and syncs `batch` with one write and one sync, then answers each record.
-    fn commit(&mut self, batch: &mut Vec<Pending>, lines: &mut Vec<u8>) {
-        if batch.is_empty() {
-            return;
-        }
-        let failure = lock_state(&self.state).failure.clone();
-        let (Some(file), None) = (self.file.as_mut(), failure.as_ref()) else {
-            let error = AuditError::Closed {
-                path: self.path.clone(),
-                reason: failure,
-            };
-            for pending in batch.drain(..) {
-                let _ = pending.reply.send(Err(error.clone()));
+    /// Reserves [`LogFile::preallocate`] bytes of blocks past the entries, keeping the file's
+    /// size (`FALLOC_FL_KEEP_SIZE`: a reader never sees them). Not written zeros, which would
+    /// spare the sync the file's new size too: a log that ends in zeros while a gateway runs
+    /// misleads every reader that follows it (`tail -f`, a log shipper), for a saving this
+    /// project could not measure. A failure (a full disk, a file system without `fallocate`)
+    /// turns preallocation off for this log: the entries do not need it.
+    fn reserve_ahead(&mut self, path: &Path) {
+        let start = self.reserved_end;
+        match rustix::fs::fallocate(
+            &self.file,
+            rustix::fs::FallocateFlags::KEEP_SIZE,
+            start,
+            self.preallocate,
+        ) {
+            Ok(()) => self.reserved_end = start.saturating_add(self.preallocate),
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "cannot reserve space for the audit log; writing it without");
+                self.preallocate = 0;
             }
-            return;
-        };
-        lines.clear();
-        let head_before = self.head.clone();
-        let receipts: Vec<Result<AuditReceipt, AuditError>> = batch
-            .iter()
-            .map(|pending| {
-                self.head
-                    .append(pending.record.members(pending.time), lines)
-                    .map_err(AuditError::from)
-            })
-            .collect();
-        let commit_started = std::time::Instant::now();
-        let written = file
-            .write_all(lines)
-            .map_err(|source| ("write", source))
-            .and_then(|()| file.sync_data().map_err(|source| ("sync", source)));
-        if let Some(observer) = &self.sync_observer {
-            (observer.0)(commit_started.elapsed());
-        }
-        let shared = Arc::clone(&self.state);
-        let mut state = lock_state(&shared);
-        let error = match (written, state.failure.clone()) {
-            (Ok(()), None) => {
-                self.committed_len += lines.len() as u64;
-                let entries = receipts.iter().filter(|receipt| receipt.is_ok()).count() as u64;
-                self.counters.entries.fetch_add(entries, Ordering::Relaxed);
-                self.counters.syncs.fetch_add(1, Ordering::Relaxed);
-                for (pending, receipt) in batch.drain(..).zip(receipts) {
-                    let _ = pending.reply.send(receipt);
-                }
-                return;
-            }
-            // Written, but after a caller's deadline: those calls were refused.
-            (Ok(()), Some(reason)) => AuditError::Closed {
-                path: self.path.clone(),
-                reason: Some(reason),
-            },
-            (Err((action, source)), _) => AuditError::Io {
-                action,
-                path: self.path.clone(),
-                source: Arc::new(source),
-            },
-        };
-        // Refuse first, then cut: the state is never held across I/O (a caller past its
-        // deadline takes it from async code, and a stuck disk must not stall that).
-        state.failure.get_or_insert_with(|| error.to_string());
-        drop(state);
-        // The file's tail is unknown (a partial line on a full disk; a late group whose calls
-        // were refused): cut it back to the last complete entry, then write nothing more.
-        self.head = head_before;
-        let cut = self.cut_back();
-        tracing::error!(%error, "{cut}; every later call will be refused");
-        {
-            let mut state = lock_state(&shared);
-            if let Some(reason) = state.failure.as_mut() {
-                if *reason == error.to_string() {
-                    *reason = format!("{reason}; {cut}");
-                }
-            }
-        }
-        // Answered after the cut, so a caller that retries learns what became of the file.
-        for pending in batch.drain(..) {
-            let _ = pending.reply.send(Err(error.clone()));
         }
     }
 
     /// Truncates the file to the end of the last complete entry; says what it did.
-    fn cut_back(&mut self) -> String {
+    fn cut_back(&mut self, path: &Path) -> String {
         let length = self.committed_len;
         let last_seq = self.head.next_seq.saturating_sub(1);
-        let Some(file) = self.file.as_mut() else {
-            return "the log was already closed".to_owned();
-        };
-        match file.set_len(length).and_then(|()| file.sync_all()) {
-            Ok(()) => format!(
-                "the audit log was cut back to {length} bytes, the end of its last complete \
-                 entry (seq {last_seq}), so it verifies"
-            ),
+        match self.file.set_len(length).and_then(|()| self.file.sync_all()) {
+            Ok(()) => {
+                self.reserved_end = length;
+                format!(
+                    "the audit log was cut back to {length} bytes, the end of its last complete \
+                     entry (seq {last_seq}), so it verifies"
+                )
+            }
             Err(error) => format!(
                 "the audit log could not be cut back to its last complete entry ({error}); cut \
                  it with `truncate -s {length} {}` before starting again",
-                self.path.display()
+                path.display()
             ),
         }
     }

@@ -163,6 +163,13 @@ fn render_summary_text(file: &str, summary: &ChainSummary, catalog: Option<&Dige
         ));
     }
     out.push_str(&format!("last hash   {last_hash}\n"));
+    if summary.preallocated_bytes() > 0 {
+        out.push_str(&format!(
+            "zeros       {} bytes after the last entry (allocated space a crash left \
+             unwritten)\n",
+            summary.preallocated_bytes()
+        ));
+    }
     let decisions: Vec<String> = summary
         .decisions()
         .iter()
@@ -219,6 +226,7 @@ fn render_summary_json(file: &str, summary: &ChainSummary, catalog: Option<&Dige
         "decisions": decisions,
         "starts": starts,
         "catalog_loads": loads,
+        "preallocated_bytes": summary.preallocated_bytes(),
     });
     format!("{object}\n")
 }
