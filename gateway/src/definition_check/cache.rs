@@ -33,9 +33,11 @@ type OutcomeReceiver<E> = watch::Receiver<Option<Outcome<E>>>;
 ///   it and then reused by every check of the listing; a drifted tool is refused while the
 ///   upstream's other tools keep matching.
 ///
-/// Failed listings are never reused. The fetch runs in its own task, so a caller that goes
-/// away does not cancel a listing others wait for; every check waits for its listing within a
-/// deadline ([`with_wait_limit`](Self::with_wait_limit)). `E` is the fetch's error type.
+/// Failed listings are never reused. A listing that others may wait for runs in its own task,
+/// so a caller that goes away does not cancel it; in [`Freshness::PerCall`] mode, a check that
+/// finds no listing in flight runs its own on its own task (later checks wait for the next
+/// one, not for this one, so only this check depends on it). Every check waits for its listing
+/// within a deadline ([`with_wait_limit`](Self::with_wait_limit)). `E` is the fetch's error type.
 pub struct LiveDefinitions<E> {
     freshness: Freshness,
     /// How long one check waits for the listing it needs (its own or a shared one).
@@ -108,8 +110,9 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
     /// `generation` is the upstream's current invalidation generation (the value of
     /// `UpstreamClient::invalidations()`); a listing started under another generation is never
     /// reused. `fetch` starts one `tools/list` (every page followed) and is called only when
-    /// this check has to start a listing; it runs in a task of its own (call this inside a
-    /// tokio runtime with its time driver enabled: the wait is bounded).
+    /// this check has to start a listing; it runs in a task of its own, or in this check when
+    /// per-call mode finds none in flight (call this inside a tokio runtime with its time
+    /// driver enabled: the wait is bounded).
     ///
     /// # Errors
     ///
@@ -127,6 +130,7 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
         Fut: Future<Output = Result<Vec<Value>, E>> + Send + 'static,
     {
         let arrived = Instant::now();
+        let mut inline = None;
         let mut outcome = {
             let mut state = lock(&self.state);
             match self.freshness {
@@ -172,19 +176,30 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
                                     fetch,
                                 )
                             }
-                            None => start(
-                                &self.state,
-                                &mut state,
-                                Slot::Current,
-                                generation,
-                                None,
-                                fetch,
-                            ),
+                            // No listing in flight: this check runs its own, on its own task
+                            // (below, once the lock is released), rather than spawn one and wait
+                            // for another task to wake it.
+                            None => {
+                                let (outcome, flight) =
+                                    register(&self.state, &mut state, Slot::Current, generation);
+                                inline = Some((flight, fetch));
+                                outcome
+                            }
                         }
                     }
                 }
             }
         };
+        if let Some(((guard, sender), fetch)) = inline {
+            // Bounded like a wait; a listing abandoned here ends for those that joined it, and
+            // the listing after it does not wait for it any longer.
+            let listing = run_flight(guard, generation, None, fetch, sender);
+            if tokio::time::timeout(self.wait_limit, listing).await.is_err() {
+                return Err(DefinitionCheckError::WaitTimeout {
+                    limit: self.wait_limit,
+                });
+            }
+        }
         let waiting = outcome.wait_for(Option::is_some);
         let Ok(finished) = tokio::time::timeout(self.wait_limit, waiting).await else {
             // The listing goes on for the others (its own deadline ends it); this check stops.
@@ -220,6 +235,21 @@ where
     F: FnOnce() -> Fut + Send + 'static,
     Fut: Future<Output = Result<Vec<Value>, E>> + Send + 'static,
 {
+    let (outcome, (guard, sender)) = register(shared, state, slot, generation);
+    tokio::spawn(run_flight(guard, generation, after, fetch, sender));
+    outcome
+}
+
+/// What runs one listing: the guard that forgets it and the sender of its outcome.
+type FlightHandle<E> = (FlightGuard<E>, watch::Sender<Option<Outcome<E>>>);
+
+/// Registers a new listing in `slot`; its runner must call [`run_flight`] with the handle.
+fn register<E>(
+    shared: &Arc<Mutex<State<E>>>,
+    state: &mut State<E>,
+    slot: Slot,
+    generation: u64,
+) -> (OutcomeReceiver<E>, FlightHandle<E>) {
     let (sender, outcome) = watch::channel(None);
     let id = state.next_id;
     state.next_id += 1;
@@ -237,8 +267,7 @@ where
         state: Arc::clone(shared),
         id,
     };
-    tokio::spawn(run_flight(guard, generation, after, fetch, sender));
-    outcome
+    (outcome, (guard, sender))
 }
 
 /// The task of one listing: wait for the listing before it (per-call mode), mark the start,
