@@ -10,6 +10,7 @@
 //! strings, escapes of lone surrogates (not Unicode text, RFC 7493 §2.1), a member name twice in
 //! one object (two readers could see two different values), and nesting deeper than the limit.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
 
@@ -93,7 +94,7 @@ pub fn check_well_formed(bytes: &[u8], max_depth: usize) -> Result<(), WellForme
         kind: WellFormedErrorKind::InvalidUtf8,
         offset: error.valid_up_to(),
     })?;
-    Scanner::new(text, max_depth).scan().map(|_| ())
+    Scanner::new(text, max_depth, false).scan().map(|_| ())
 }
 
 /// The members of a JSON text: `Ok(None)` when it is well-formed but not an object, otherwise
@@ -109,38 +110,55 @@ pub(crate) fn object_members(
     let is_object = text
         .trim_start_matches([' ', '\t', '\n', '\r'])
         .starts_with('{');
-    let members = Scanner::new(text, max_depth).scan()?;
+    let members = Scanner::new(text, max_depth, true).scan()?;
     Ok(is_object.then_some(members))
 }
 
 /// A member of an object: its name and the byte range of its value.
 pub(crate) type Member = (String, std::ops::Range<usize>);
 
-/// An open container: an object with the member names seen so far, or an array.
-enum Open {
-    Object(HashSet<String>),
+/// An open container: an object, or an array.
+enum Open<'a> {
+    /// Its member names are `names[first..]` of the scanner while there are few, and move to
+    /// `index` when there are more ([`LINEAR_NAMES`]).
+    Object {
+        first: usize,
+        index: Option<HashSet<Cow<'a, str>>>,
+    },
     Array,
 }
+
+/// Up to this many member names, an object's duplicate check compares each new name with the
+/// ones before it: no allocation for the small objects of ordinary messages. Beyond it, a hash
+/// set keeps a large object's check linear.
+const LINEAR_NAMES: usize = 16;
 
 struct Scanner<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
     max_depth: usize,
-    open: Vec<Open>,
+    open: Vec<Open<'a>>,
+    /// The member names of the open objects with few members, innermost last; borrowed from
+    /// the text unless they hold an escape.
+    names: Vec<Cow<'a, str>>,
+    /// Whether the outermost object's members are wanted ([`object_members`]).
+    collect: bool,
     /// The outermost object's members found so far, and the one whose value is being read.
     members: Vec<Member>,
     member: Option<(String, usize)>,
 }
 
 impl<'a> Scanner<'a> {
-    fn new(text: &'a str, max_depth: usize) -> Scanner<'a> {
+    fn new(text: &'a str, max_depth: usize, collect: bool) -> Scanner<'a> {
         Scanner {
             text,
             bytes: text.as_bytes(),
             pos: 0,
             max_depth,
             open: Vec::new(),
+            names: Vec::new(),
+            collect,
             members: Vec::new(),
             member: None,
         }
@@ -179,7 +197,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    fn enter(&mut self, container: Open) -> Result<(), WellFormedError> {
+    fn enter(&mut self, container: Open<'a>) -> Result<(), WellFormedError> {
         if self.open.len() >= self.max_depth {
             return self.fail(WellFormedErrorKind::TooDeep(self.max_depth));
         }
@@ -195,21 +213,42 @@ impl<'a> Scanner<'a> {
         }
         let name = self.string(true)?;
         let outermost = self.open.len() == 1;
-        if let Some(Open::Object(names)) = self.open.last_mut() {
-            if !names.insert(name.clone()) {
+        if let Some(Open::Object { first, index }) = self.open.last_mut() {
+            let repeated = match index {
+                Some(index) => !index.insert(name.clone()),
+                None if self.names[*first..].contains(&name) => true,
+                None if self.names.len() - *first >= LINEAR_NAMES => {
+                    let mut names: HashSet<Cow<'a, str>> = self.names.drain(*first..).collect();
+                    names.insert(name.clone());
+                    *index = Some(names);
+                    false
+                }
+                None => {
+                    self.names.push(name.clone());
+                    false
+                }
+            };
+            if repeated {
                 return Err(WellFormedError {
-                    kind: WellFormedErrorKind::DuplicateMember(name),
+                    kind: WellFormedErrorKind::DuplicateMember(name.into_owned()),
                     offset: start,
                 });
             }
         }
         self.skip_whitespace();
         self.expect(b':')?;
-        if outermost {
+        if outermost && self.collect {
             self.skip_whitespace();
-            self.member = Some((name, self.pos));
+            self.member = Some((name.into_owned(), self.pos));
         }
         Ok(())
+    }
+
+    /// Leaves the innermost container, forgetting its member names.
+    fn leave(&mut self) {
+        if let Some(Open::Object { first, .. }) = self.open.pop() {
+            self.names.truncate(first);
+        }
     }
 
     /// Scans the whole text; the outermost object's members (none for another value).
@@ -218,12 +257,13 @@ impl<'a> Scanner<'a> {
             self.skip_whitespace();
             match self.peek() {
                 Some(b'{') => {
-                    self.enter(Open::Object(HashSet::new()))?;
+                    let first = self.names.len();
+                    self.enter(Open::Object { first, index: None })?;
                     self.pos += 1;
                     self.skip_whitespace();
                     if self.peek() == Some(b'}') {
                         self.pos += 1;
-                        self.open.pop();
+                        self.leave();
                     } else {
                         self.member_name()?;
                         continue 'value;
@@ -235,7 +275,7 @@ impl<'a> Scanner<'a> {
                     self.skip_whitespace();
                     if self.peek() == Some(b']') {
                         self.pos += 1;
-                        self.open.pop();
+                        self.leave();
                     } else {
                         continue 'value;
                     }
@@ -265,7 +305,7 @@ impl<'a> Scanner<'a> {
                             self.fail(WellFormedErrorKind::TrailingData)
                         };
                     }
-                    Some(Open::Object(_)) => true,
+                    Some(Open::Object { .. }) => true,
                     Some(Open::Array) => false,
                 };
                 match (self.peek(), is_object) {
@@ -281,7 +321,7 @@ impl<'a> Scanner<'a> {
                     }
                     (Some(b'}'), true) | (Some(b']'), false) => {
                         self.pos += 1;
-                        self.open.pop();
+                        self.leave();
                     }
                     _ => return self.unexpected(),
                 }
@@ -354,23 +394,33 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A string at `"`; its unescaped text when `decode` (member names), else empty.
-    fn string(&mut self, decode: bool) -> Result<String, WellFormedError> {
+    /// A string at `"`; its unescaped text when `decode` (member names), else empty. The text
+    /// is borrowed unless it holds an escape.
+    fn string(&mut self, decode: bool) -> Result<Cow<'a, str>, WellFormedError> {
         self.pos += 1;
+        let text = self.text;
+        let opened = self.pos;
         let mut decoded = String::new();
+        let mut escaped = false;
         let mut run = self.pos;
         loop {
             match self.peek() {
                 None => return self.fail(WellFormedErrorKind::UnexpectedEnd),
                 Some(b'"') => {
-                    if decode {
-                        decoded.push_str(&self.text[run..self.pos]);
-                    }
+                    let closed = self.pos;
                     self.pos += 1;
-                    return Ok(decoded);
+                    if !decode {
+                        return Ok(Cow::Borrowed(""));
+                    }
+                    if !escaped {
+                        return Ok(Cow::Borrowed(&text[opened..closed]));
+                    }
+                    decoded.push_str(&text[run..closed]);
+                    return Ok(Cow::Owned(decoded));
                 }
                 Some(0x00..=0x1f) => return self.fail(WellFormedErrorKind::ControlCharacter),
                 Some(b'\\') => {
+                    escaped = true;
                     if decode {
                         decoded.push_str(&self.text[run..self.pos]);
                     }
@@ -513,6 +563,35 @@ mod tests {
         assert_eq!(
             check(r#"{"a":1,"a":2}"#).unwrap_err().to_string(),
             "the member name \"a\" twice in one object at byte 7"
+        );
+    }
+
+    #[test]
+    fn duplicates_are_found_in_large_objects_and_names_are_forgotten_when_an_object_closes() {
+        use WellFormedErrorKind as K;
+        // Members past the linear check's limit go to a hash set; a duplicate of an early
+        // name, and one of a late name, are found either way.
+        let names: Vec<String> = (0..40).map(|i| format!("\"m{i}\":{i}")).collect();
+        let large = format!("{{{}}}", names.join(","));
+        assert_eq!(check(&large), Ok(()));
+        for (repeated, text) in [
+            ("m3", format!("{{{},\"m3\":0}}", names.join(","))),
+            ("m39", format!("{{{},\"m39\":0}}", names.join(","))),
+            ("m1", format!("{{{},\"\\u006d1\":0}}", names.join(","))),
+        ] {
+            let error = check(&text).unwrap_err();
+            assert_eq!(
+                (error.kind, error.offset),
+                (K::DuplicateMember(repeated.into()), large.len()),
+                "{text}"
+            );
+        }
+        // Sibling objects, nested ones, and a large object's neighbours do not share names.
+        let nested = format!(r#"{{"a":{large},"b":{large},"m1":{{"m1":[{large}]}},"m2":1}}"#);
+        assert_eq!(check(&nested), Ok(()));
+        assert_eq!(
+            refused(&format!(r#"{{"a":{large},"a":1}}"#)),
+            (K::DuplicateMember("a".into()), large.len() + 6)
         );
     }
 

@@ -1,7 +1,7 @@
 //! The hash chain: how an entry's `hash` is computed, and the head a writer appends to.
 
 use jcs_digest::{CanonicalizeError, Digest, canonicalize, write_canonical};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 /// Where a writer stands in the chain: the `seq` and `prev` of the next entry.
 #[derive(Clone, Debug)]
@@ -38,26 +38,42 @@ impl ChainHead {
         members: Vec<(&'static str, Value)>,
         out: &mut Vec<u8>,
     ) -> Result<AuditReceipt, CanonicalizeError> {
-        let mut line: Vec<(&str, Value)> = Vec::with_capacity(members.len() + 3);
-        line.push(("seq", self.next_seq.into()));
-        line.extend(members);
-        line.push(("prev", self.prev.to_string().into()));
-        let entry: Map<String, Value> = line
-            .iter()
-            .map(|(name, value)| ((*name).to_owned(), value.clone()))
-            .collect();
-        let hash = entry_hash(&Value::Object(entry))?;
-        line.push(("hash", hash.to_string().into()));
+        let seq = Value::from(self.next_seq);
+        let prev = Value::String(self.prev.to_string());
+        let mut line: Vec<(&str, &Value)> = Vec::with_capacity(members.len() + 2);
+        line.push(("seq", &seq));
+        line.extend(members.iter().map(|(name, value)| (*name, value)));
+        line.push(("prev", &prev));
 
-        // The line shows the members in reading order (seq first, prev and hash last) rather
-        // than in canonical order: the hash is over the canonical form, so either verifies.
-        // Names are ASCII identifiers, written as they are.
-        let start = out.len();
-        let written = write_line(&line, out);
-        if written.is_err() {
-            out.truncate(start);
+        // Each value's RFC 8785 bytes are written once; the hash's preimage takes them in
+        // canonical member order, the line in reading order (seq first, prev and hash last).
+        // The hash is over the canonical form, so either verifies. Names are distinct ASCII
+        // identifiers: their byte order is RFC 8785's UTF-16 order, and they are written as
+        // they are.
+        let mut values = Vec::with_capacity(512);
+        let mut spans = Vec::with_capacity(line.len());
+        for (_, value) in &line {
+            let start = values.len();
+            write_canonical(value, &mut values)?;
+            spans.push(start..values.len());
         }
-        written?;
+        let mut order: Vec<usize> = (0..line.len()).collect();
+        order.sort_unstable_by_key(|&index| line[index].0);
+        let mut preimage = Vec::with_capacity(values.len() + 24 * line.len());
+        write_members(order.iter().map(|&index| (line[index].0, &values[spans[index].clone()])), &mut preimage);
+        let hash = Digest::of(&preimage);
+
+        let hash_text = Value::String(hash.to_string());
+        let mut hash_bytes = Vec::with_capacity(80);
+        write_canonical(&hash_text, &mut hash_bytes)?;
+        out.reserve(preimage.len() + hash_bytes.len() + 10);
+        let members_in_reading_order = line
+            .iter()
+            .zip(&spans)
+            .map(|((name, _), span)| (*name, &values[span.clone()]))
+            .chain(std::iter::once(("hash", hash_bytes.as_slice())));
+        write_members(members_in_reading_order, out);
+        out.push(b'\n');
         let receipt = AuditReceipt {
             seq: self.next_seq,
             hash,
@@ -68,19 +84,19 @@ impl ChainHead {
     }
 }
 
-fn write_line(members: &[(&str, Value)], out: &mut Vec<u8>) -> Result<(), CanonicalizeError> {
+/// Writes `{"name":value,…}` from names and canonical value bytes.
+fn write_members<'a>(members: impl Iterator<Item = (&'a str, &'a [u8])>, out: &mut Vec<u8>) {
     out.push(b'{');
-    for (index, (name, value)) in members.iter().enumerate() {
+    for (index, (name, value)) in members.enumerate() {
         if index > 0 {
             out.push(b',');
         }
         out.push(b'"');
         out.extend_from_slice(name.as_bytes());
         out.extend_from_slice(b"\":");
-        write_canonical(value, out)?;
+        out.extend_from_slice(value);
     }
-    out.extend_from_slice(b"}\n");
-    Ok(())
+    out.push(b'}');
 }
 
 /// The `hash` of an entry given without its `hash` member: SHA-256 of its RFC 8785 bytes.

@@ -13,7 +13,13 @@ pub(crate) fn rfc3339_utc(time: SystemTime) -> String {
     let at = UtcTimestamp::from_system_time(time)
         .or_else(|_| UtcTimestamp::from_system_time(UNIX_EPOCH));
     match at {
-        Ok(at) => format!("{at:.6}"),
+        Ok(at) => {
+            use std::fmt::Write;
+            // The text's exact length: one allocation rather than one per piece written.
+            let mut text = String::with_capacity(27);
+            let _ = write!(text, "{at:.6}");
+            text
+        }
         Err(_) => "1970-01-01T00:00:00.000000Z".to_owned(),
     }
 }

@@ -340,8 +340,8 @@ impl Router {
         let started = Instant::now();
         // The label is the catalog's own name, never the client's text for a tool it lacks.
         let (tool, upstream) = match self.route(&call.tool) {
-            Some((entry, upstream, _)) => (entry.tool_name().to_owned(), upstream.url()),
-            None => (metrics::UNKNOWN_TOOL.to_owned(), ""),
+            Some((entry, upstream, _)) => (entry.tool_name(), upstream.url()),
+            None => (metrics::UNKNOWN_TOOL, ""),
         };
         let result = self.call_tool_unmeasured(call).await;
         let decision = match &result {
@@ -358,7 +358,7 @@ impl Router {
             "tools/call"
         );
         if let Some(metrics) = &self.metrics {
-            metrics.count_call(&tool, decision);
+            metrics.count_call(tool, decision);
         }
         result
     }
@@ -696,15 +696,12 @@ enum Forward {
 
 /// The audit's record of what a connection presented (key, then certificate; the pin matched).
 fn audit_identity(observed: &ObservedIdentity) -> AuditIdentity {
-    let mut fingerprints: Vec<String> = observed
-        .spki_sha256
-        .iter()
-        .map(ToString::to_string)
-        .collect();
-    fingerprints.push(observed.cert_sha256.to_string());
+    let mut fingerprints = Vec::with_capacity(2);
+    fingerprints.extend(observed.spki_sha256.iter().map(fingerprint_text));
+    fingerprints.push(fingerprint_text(&observed.cert_sha256));
     let (pin, pinned_backup) = match observed.pin {
         Some(PinMatch::Primary) => (Some("primary"), None),
-        Some(PinMatch::Backup(backup)) => (Some("backup"), Some(backup.to_string())),
+        Some(PinMatch::Backup(backup)) => (Some("backup"), Some(fingerprint_text(&backup))),
         Some(PinMatch::NotPinned) | None => (None, None),
     };
     AuditIdentity {
@@ -713,6 +710,15 @@ fn audit_identity(observed: &ObservedIdentity) -> AuditIdentity {
         pin,
         pinned_backup,
     }
+}
+
+/// `SHA256:<hex>`, written into a string of its exact length (`to_string` would grow it piece
+/// by piece: this runs for every call).
+fn fingerprint_text(fingerprint: &server_identity::Fingerprint) -> String {
+    use std::fmt::Write;
+    let mut text = String::with_capacity(7 + 64);
+    let _ = write!(text, "{fingerprint}");
+    text
 }
 
 /// What a local server presents: the digests of its entrypoint files, verified before its
