@@ -4,6 +4,8 @@
 //! Exit codes: 0 success, 1 a check failed (mismatch, drift, invalid input document or catalog),
 //! 2 usage or I/O error.
 
+#![forbid(unsafe_code)]
+
 use std::process::ExitCode;
 
 use clap::Parser;

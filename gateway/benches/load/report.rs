@@ -1,5 +1,6 @@
 //! What a run measured and how it is printed: latency percentiles, throughput, the CPU this
-//! process and the rest of the (shared) machine used meanwhile, and the load average.
+//! process, the gateway's threads and the rest of the (shared) machine used meanwhile, the
+//! gateway's allocations, and the load average.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -52,6 +53,48 @@ impl CpuSample {
     }
 }
 
+/// The names the gateway's threads carry: its runtime's workers and blocking threads
+/// ([`GATEWAY_THREAD_NAME`]), and the audit writer thread of builds that have one.
+pub(crate) const GATEWAY_THREAD_NAME: &str = "tg-gateway";
+const AUDIT_THREAD_NAME: &str = "toolgate-audit";
+
+/// The gateway's own counters at one moment: CPU ticks of its threads (utime + stime of each
+/// `/proc/self/task/TID/stat` whose name is the gateway's) and allocations counted.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct GatewaySample {
+    ticks: u64,
+    allocations: u64,
+}
+
+impl GatewaySample {
+    /// Reads the counters now. A gateway thread that ended since the last sample would take its
+    /// CPU time with it: the gateway runtime keeps its threads for the whole run.
+    pub(crate) fn now() -> GatewaySample {
+        let mut ticks = 0;
+        if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+            for task in tasks.flatten() {
+                let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+                    continue;
+                };
+                let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+                    continue;
+                };
+                let name = &stat[open + 1..close];
+                if !(name.starts_with(GATEWAY_THREAD_NAME) || name == AUDIT_THREAD_NAME) {
+                    continue;
+                }
+                let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+                let field = |index: usize| fields.get(index).and_then(|v| v.parse::<u64>().ok());
+                ticks += field(11).unwrap_or(0) + field(12).unwrap_or(0);
+            }
+        }
+        GatewaySample {
+            ticks,
+            allocations: crate::alloc::counted(),
+        }
+    }
+}
+
 /// The 1-minute load average, from `/proc/loadavg`.
 pub(crate) fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg")
@@ -72,6 +115,8 @@ pub(crate) struct Measurement {
     pub(crate) elapsed: Duration,
     pub(crate) cpu_before: CpuSample,
     pub(crate) cpu_after: CpuSample,
+    /// The gateway's counters before and after, for the scenarios through the gateway.
+    pub(crate) gateway: Option<(GatewaySample, GatewaySample)>,
     pub(crate) load_average: f64,
 }
 
@@ -117,6 +162,20 @@ impl Measurement {
         ticks as f64 / TICKS_PER_SECOND * 1e6 / (self.latencies.len().max(1) as f64)
     }
 
+    /// CPU time of the gateway's threads per successful exchange, in µs.
+    pub(crate) fn gateway_cpu_per_call_us(&self) -> Option<f64> {
+        let (before, after) = self.gateway?;
+        let ticks = after.ticks.saturating_sub(before.ticks);
+        Some(ticks as f64 / TICKS_PER_SECOND * 1e6 / (self.latencies.len().max(1) as f64))
+    }
+
+    /// Heap allocations on the gateway's threads per successful exchange.
+    pub(crate) fn gateway_allocations_per_call(&self) -> Option<f64> {
+        let (before, after) = self.gateway?;
+        let allocations = after.allocations.saturating_sub(before.allocations);
+        Some(allocations as f64 / (self.latencies.len().max(1) as f64))
+    }
+
     /// CPU used by everything else on the machine meanwhile, in cores.
     pub(crate) fn others_cores(&self) -> f64 {
         let machine = self
@@ -156,7 +215,7 @@ pub(crate) fn difference_us(a: Option<Duration>, b: Option<Duration>) -> Option<
 }
 
 /// The table header, Markdown.
-pub(crate) const TABLE_HEADER: &str = "| scenario | audit log | clients | calls | errors | calls/s | p50 µs | p90 µs | p99 µs | max µs | overhead p50 µs | CPU µs/call | this process (cores) | others (cores) | load avg 1m |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
+pub(crate) const TABLE_HEADER: &str = "| scenario | audit log | clients | calls | errors | calls/s | p50 µs | p90 µs | p99 µs | max µs | overhead p50 µs | CPU µs/call | gateway CPU µs/call | gateway allocs/call | this process (cores) | others (cores) | load avg 1m |\n|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|";
 
 /// One table row; `direct_p50` is the baseline at the same concurrency, when measured.
 pub(crate) fn table_row(measurement: &Measurement, direct_p50: Option<Duration>) -> String {
@@ -169,7 +228,7 @@ pub(crate) fn table_row(measurement: &Measurement, direct_p50: Option<Duration>)
         }
     };
     format!(
-        "| {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {:.1} | {:.2} | {:.2} | {:.2} |",
+        "| {} | {} | {} | {} | {} | {:.0} | {} | {} | {} | {} | {} | {:.1} | {} | {} | {:.2} | {:.2} | {:.2} |",
         measurement.scenario,
         measurement.audit,
         measurement.clients,
@@ -182,6 +241,12 @@ pub(crate) fn table_row(measurement: &Measurement, direct_p50: Option<Duration>)
         micros(measurement.latencies.last().copied()),
         overhead,
         measurement.cpu_per_call_us(),
+        measurement
+            .gateway_cpu_per_call_us()
+            .map_or_else(|| "–".to_owned(), |cpu| format!("{cpu:.1}")),
+        measurement
+            .gateway_allocations_per_call()
+            .map_or_else(|| "–".to_owned(), |count| format!("{count:.1}")),
         measurement.process_cores(),
         measurement.others_cores(),
         measurement.load_average,
