@@ -545,7 +545,8 @@ async fn run_scenario(
             Ok::<_, Box<dyn Error + Send + Sync>>((audit, router, address, stop, serving))
         })
     };
-    let (audit, router, address, stop, serving) = started.await?.map_err(|error| error.to_string())?;
+    let (audit, router, address, stop, serving) =
+        started.await?.map_err(|error| error.to_string())?;
     let target = Target {
         address,
         path: MCP_PATH.to_owned(),

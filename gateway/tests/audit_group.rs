@@ -7,8 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use toolgate::audit::{
-    AuditError, AuditLog, AuditOptions, ChainProblem, DEFAULT_PREALLOCATE, VerifyError,
-    verify_file,
+    AuditError, AuditLog, AuditOptions, ChainProblem, DEFAULT_PREALLOCATE, VerifyError, verify_file,
 };
 
 use crate::audit::{catalog_a, log_path, measurement_a, run, sample, write_log};
@@ -20,10 +19,7 @@ fn file_length(path: &std::path::Path) -> u64 {
 }
 
 fn append(path: &std::path::Path, bytes: &[u8]) {
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(path)
-        .unwrap();
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     file.write_all(bytes).unwrap();
 }
 
@@ -71,8 +67,15 @@ fn preallocation_off_reserves_nothing() {
         let log = AuditLog::open_with(&path, &measurement_a(), &options).unwrap();
         log.record(sample(0)).await.unwrap();
         let summary = verify_file(&path, Some(&catalog_a())).unwrap();
-        assert_eq!((summary.entries(), summary.bytes()), (2, file_length(&path)));
-        assert!(allocated(&path) < DEFAULT_PREALLOCATE, "{}", allocated(&path));
+        assert_eq!(
+            (summary.entries(), summary.bytes()),
+            (2, file_length(&path))
+        );
+        assert!(
+            allocated(&path) < DEFAULT_PREALLOCATE,
+            "{}",
+            allocated(&path)
+        );
         log.shutdown().await;
     });
 }
@@ -89,7 +92,10 @@ fn a_disk_without_room_to_reserve_is_written_without_it() {
             log.record(sample(i)).await.unwrap();
         }
         let summary = verify_file(&path, Some(&catalog_a())).unwrap();
-        assert_eq!((summary.entries(), summary.bytes()), (4, file_length(&path)));
+        assert_eq!(
+            (summary.entries(), summary.bytes()),
+            (4, file_length(&path))
+        );
         assert!(allocated(&path) < 64 * 1024, "{}", allocated(&path));
         log.shutdown().await;
     });
@@ -103,7 +109,11 @@ fn zeros_left_by_a_crash_verify_and_the_next_gateway_writes_over_them() {
     append(&path, &[0; 5000]);
     let summary = verify_file(&path, Some(&catalog_a())).unwrap();
     assert_eq!(
-        (summary.entries(), summary.bytes(), summary.preallocated_bytes()),
+        (
+            summary.entries(),
+            summary.bytes(),
+            summary.preallocated_bytes()
+        ),
         (3, entries_end, 5000)
     );
     let shown = path.display().to_string();
@@ -127,6 +137,20 @@ fn zeros_left_by_a_crash_verify_and_the_next_gateway_writes_over_them() {
     assert_eq!(summary.starts().len(), 2);
 }
 
+/// A gateway refuses to start on the log at `path`, whose three entries end at `valid` and
+/// are followed by `length` torn bytes.
+fn refused_as_torn(path: &std::path::Path, valid: u64, length: u64) {
+    let error = AuditLog::open(path, &measurement_a()).unwrap_err();
+    assert!(
+        matches!(
+            error,
+            AuditError::TornTail { line: 4, valid_bytes, torn_bytes, entries: 3, .. }
+                if valid_bytes == valid && torn_bytes == length
+        ),
+        "{error:?}"
+    );
+}
+
 #[test]
 fn part_of_a_line_then_zeros_is_a_torn_line() {
     let path = log_path("torn-zeros.jsonl");
@@ -144,15 +168,7 @@ fn part_of_a_line_then_zeros_is_a_torn_line() {
         }
         other => panic!("expected a torn line, got {other:?}"),
     }
-    let error = AuditLog::open(&path, &measurement_a()).unwrap_err();
-    assert!(
-        matches!(
-            error,
-            AuditError::TornTail { line: 4, valid_bytes, torn_bytes, entries: 3, .. }
-                if valid_bytes == valid && torn_bytes == length
-        ),
-        "{error:?}"
-    );
+    refused_as_torn(&path, valid, length);
 }
 
 #[test]
@@ -181,15 +197,7 @@ fn zeros_then_other_bytes_are_a_torn_preallocated_tail() {
         }
         other => panic!("expected a torn preallocated tail, got {other:?}"),
     }
-    let error = AuditLog::open(&path, &measurement_a()).unwrap_err();
-    assert!(
-        matches!(
-            error,
-            AuditError::TornTail { line: 4, valid_bytes, torn_bytes, entries: 3, .. }
-                if valid_bytes == valid && torn_bytes == length
-        ),
-        "{error:?}"
-    );
+    refused_as_torn(&path, valid, length);
     let verified = toolgate(&["audit", "verify", path.to_str().unwrap()]);
     assert_eq!(verified.code, 1, "{}{}", verified.stdout, verified.stderr);
 }
@@ -246,7 +254,10 @@ fn callers_that_go_away_while_queued_leave_a_chain_that_verifies() {
     // Every answered record is in the chain, and so is every queued one whose caller left
     // (written with a later group, or by the shutdown).
     assert_eq!(summary.entries(), written);
-    assert!(summary.entries() > answered, "{written} written, {answered} answered");
+    assert!(
+        summary.entries() > answered,
+        "{written} written, {answered} answered"
+    );
     assert_eq!(summary.preallocated_bytes(), 0);
 }
 

@@ -60,7 +60,12 @@ impl ChainHead {
         let mut order: Vec<usize> = (0..line.len()).collect();
         order.sort_unstable_by_key(|&index| line[index].0);
         let mut preimage = Vec::with_capacity(values.len() + 24 * line.len());
-        write_members(order.iter().map(|&index| (line[index].0, &values[spans[index].clone()])), &mut preimage);
+        write_members(
+            order
+                .iter()
+                .map(|&index| (line[index].0, &values[spans[index].clone()])),
+            &mut preimage,
+        );
         let hash = Digest::of(&preimage);
 
         let hash_text = Value::String(hash.to_string());

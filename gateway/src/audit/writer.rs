@@ -312,7 +312,6 @@ struct LogFile {
 /// The default step of [`AuditOptions::preallocate`]: about 1,500 entries.
 pub const DEFAULT_PREALLOCATE: u64 = 1 << 20;
 
-
 fn lock_state(state: &Mutex<LogState>) -> MutexGuard<'_, LogState> {
     // A panic while holding it leaves consistent fields: keep using them.
     state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -623,11 +622,7 @@ impl AuditLog {
     }
 
     /// Leads one group that holds the entry `ticket`, and returns that entry's answer.
-    fn lead_and_answer(
-        &self,
-        ticket: u64,
-        submitted: Instant,
-    ) -> Result<AuditReceipt, AuditError> {
+    fn lead_and_answer(&self, ticket: u64, submitted: Instant) -> Result<AuditReceipt, AuditError> {
         in_blocking_section(&self.recent_commit, || self.lead(Some((ticket, submitted))))
             .unwrap_or_else(|| Err(self.closed(None)))
     }
@@ -682,7 +677,11 @@ impl AuditLog {
         let error = match (written, state.failure.clone()) {
             (Ok(()), None) if !late => {
                 log.committed_len += log.lines.len() as u64;
-                let entries = log.receipts.iter().filter(|receipt| receipt.is_ok()).count();
+                let entries = log
+                    .receipts
+                    .iter()
+                    .filter(|receipt| receipt.is_ok())
+                    .count();
                 self.counters
                     .entries
                     .fetch_add(entries as u64, Ordering::Relaxed);
@@ -1020,7 +1019,11 @@ impl LogFile {
     fn cut_back(&mut self, path: &Path) -> String {
         let length = self.committed_len;
         let last_seq = self.head.next_seq.saturating_sub(1);
-        match self.file.set_len(length).and_then(|()| self.file.sync_all()) {
+        match self
+            .file
+            .set_len(length)
+            .and_then(|()| self.file.sync_all())
+        {
             Ok(()) => {
                 self.reserved_end = length;
                 format!(

@@ -194,7 +194,10 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
             // Bounded like a wait; a listing abandoned here ends for those that joined it, and
             // the listing after it does not wait for it any longer.
             let listing = run_flight(guard, generation, None, fetch, sender);
-            if tokio::time::timeout(self.wait_limit, listing).await.is_err() {
+            if tokio::time::timeout(self.wait_limit, listing)
+                .await
+                .is_err()
+            {
                 return Err(DefinitionCheckError::WaitTimeout {
                     limit: self.wait_limit,
                 });
