@@ -781,7 +781,7 @@ impl AuditLog {
                         let log = state.file.take();
                         drop(state);
                         if let Some(log) = log {
-                            in_blocking_section(&self.recent_commit, || self.close(log));
+                            in_blocking_section(&self.recent_commit, || self.close(&log));
                         }
                         return;
                     }
@@ -801,9 +801,9 @@ impl AuditLog {
         }
     }
 
-    /// Releases the blocks reserved past the last entry (and any zeros a crash left there),
-    /// syncs, and releases the lock.
-    fn close(&self, log: Box<LogFile>) {
+    /// Releases the blocks reserved past the last entry (and any zeros a crash left there) and
+    /// syncs; the caller then drops the file, which releases the lock.
+    fn close(&self, log: &LogFile) {
         if let Err(error) = log
             .file
             .set_len(log.committed_len)
@@ -867,7 +867,7 @@ impl Drop for AuditLog {
             .file
             .take();
         if let Some(log) = log {
-            self.close(log);
+            self.close(&log);
         }
     }
 }
