@@ -309,11 +309,11 @@ fn depth_limits_agree() {
     );
 }
 
-/// A catalog of more than a megabyte, hashed on a second thread by `tool_definitions`: the same
-/// tools as element by element and as the tree path, and the same error when one is refused
-/// near the end.
+/// A catalog of more than a megabyte, read in two halves on two threads by `tool_definitions`:
+/// the same tools as element by element and as the tree path, and the same error when one is
+/// refused near the end.
 #[test]
-fn large_arrays_hashed_aside_agree() {
+fn large_arrays_read_in_two_halves_agree() {
     let catalog = crate::catalog_gen::generate_catalog(1_000);
     assert!(catalog.len() > 1 << 20);
     let mut reader = StreamReader::new(catalog.as_bytes());

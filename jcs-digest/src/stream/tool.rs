@@ -163,8 +163,8 @@ impl StreamReader<'_> {
     /// [`tool_definition`](Self::tool_definition), in order.
     ///
     /// A large array (a megabyte or more of input left) on a machine with more than one CPU is
-    /// read in two halves at once; the result is the same, errors included (see
-    /// [`tool_definitions_split`](Self::tool_definitions_split)).
+    /// read in two halves at once, the second half used only once the first proves it starts
+    /// at an element; the result is the same, errors included.
     ///
     /// # Errors
     ///
@@ -343,8 +343,8 @@ fn read_from(
 /// A guess at where an element of the array whose content starts at `from` begins, near the
 /// middle of what is left: a `{` after `}` and `,` (whitespace allowed between), preferably
 /// one whose first member is `"name"` (a tool definition, not a nested schema). Only a
-/// guess: it may be inside a string or a nested array (see
-/// [`StreamReader::tool_definitions_split`]).
+/// guess: it may be inside a string or a nested array, which
+/// `StreamReader::tool_definitions_split` finds out.
 fn split_candidate(input: &[u8], from: usize) -> Option<usize> {
     // Past this many bytes beyond a plain candidate, looking for a better one costs more than
     // a wrong guess.
@@ -393,6 +393,7 @@ fn trim_start(bytes: &[u8]) -> &[u8] {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 
