@@ -9,6 +9,8 @@
 # catalog size and every command RUNS times (default 5), the command order reversed every other
 # round, so that load from other processes falls on all of them alike. bench/summarize.py then
 # reports the median over all runs, and the peak memory (VmHWM) of toolgate on 10,000 tools.
+# BASELINE=PATH adds a fifth command, another build of `toolgate` (e.g. main's, built into
+# another target directory), checked to print the same and timed in the same rounds.
 # Needs hyperfine (`apt-get install -y hyperfine`) and node. Results go to BENCHMARKS.md by
 # hand, with this command.
 set -euo pipefail
@@ -17,6 +19,7 @@ out=bench/out
 target="${CARGO_TARGET_DIR:-target}"
 rounds="${ROUNDS:-5}"
 runs="${RUNS:-5}"
+baseline="${BASELINE:-}"
 mkdir -p "$out"
 
 cargo build --release -q -p toolgate
@@ -32,6 +35,9 @@ for n in 10 1000 10000; do
   node bench/node_digest.js "$out/catalog-$n.json" > "$out/node-$n.json"
   cmp "$out/rust-$n.json" "$out/python-$n.json"
   cmp "$out/rust-$n.json" "$out/node-$n.json"
+  if [ -n "$baseline" ]; then
+    "$baseline" digest --json "$out/catalog-$n.json" | cmp "$out/rust-$n.json" -
+  fi
   echo "catalog of $n tools: $(wc -c < "$out/catalog-$n.json") bytes, outputs agree"
 done
 
@@ -45,8 +51,16 @@ for round in $(seq 1 "$rounds"); do
       -n "node" "node bench/node_digest.js $file"
       -n "sha256sum" "sha256sum $file"
     )
+    if [ -n "$baseline" ]; then
+      commands+=(-n "baseline" "$baseline digest --json $file")
+    fi
     if (( round % 2 == 0 )); then
-      commands=("${commands[@]:9:3}" "${commands[@]:6:3}" "${commands[@]:3:3}" "${commands[@]:0:3}")
+      # Each command is three words (-n NAME COMMAND); reverse their order.
+      reversed=()
+      for (( i = ${#commands[@]} - 3; i >= 0; i -= 3 )); do
+        reversed+=("${commands[@]:i:3}")
+      done
+      commands=("${reversed[@]}")
     fi
     hyperfine -N --style none --warmup 1 --runs "$runs" \
       --export-json "$out/round-$round-$n.json" "${commands[@]}" > /dev/null

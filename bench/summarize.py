@@ -10,6 +10,10 @@ import sys
 
 out, rounds, input_bytes, hwm_kb = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 names = ["toolgate", "python", "node", "sha256sum"]
+with open(f"{out}/round-1-10.json") as f:
+    # compare.sh with BASELINE= times a fifth command.
+    if any(result["command"] == "baseline" for result in json.load(f)["results"]):
+        names.append("baseline")
 print("| tools | command | median ms | min ms | max ms | runs | median ÷ toolgate | CPU ms (user+sys, mean) |")
 print("|---:|---|---:|---:|---:|---:|---:|---:|")
 for n in (10, 1000, 10000):

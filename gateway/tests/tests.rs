@@ -51,6 +51,9 @@ mod audit;
 // The definition check: mismatch, absent, doubled; max-age, invalidation, per-call, single flight.
 mod definition_check;
 
+// A tools/list page digested from its bytes: the tree path's digests, the listing's messages.
+mod definition_pages;
+
 // Third-party peers: our client against FastMCP, the Python client and inspector-cli against the
 // demo upstream (ignored here: they need the peers; interop/run.sh runs them).
 mod upstream_interop;

@@ -5,7 +5,7 @@
 //! document), `digest_every_tool` (ours: `parse_strict` + `tool_definition_digest` of every
 //! tool), `parse_strict` alone and `canonicalize` alone. The goal is
 //! `digest_every_tool` ≤ 2 × `serde_json`. The streaming path: `stream_every_tool`
-//! (`StreamReader::tool_definitions`, hashing aside on a second thread for large arrays),
+//! (`StreamReader::tool_definitions`, two halves on two threads for large arrays),
 //! `stream_one_thread` (`tool_definition` element by element), `stream_canonical_digest`
 //! (SHA-256 of the whole document's canonical bytes), and `sha256` of the input bytes for scale.
 

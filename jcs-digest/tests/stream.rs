@@ -309,11 +309,11 @@ fn depth_limits_agree() {
     );
 }
 
-/// A catalog of more than a megabyte, hashed on a second thread by `tool_definitions`: the same
-/// tools as element by element and as the tree path, and the same error when one is refused
-/// near the end.
+/// A catalog of more than a megabyte, read in two halves on two threads by `tool_definitions`:
+/// the same tools as element by element and as the tree path, and the same error when one is
+/// refused near the end.
 #[test]
-fn large_arrays_hashed_aside_agree() {
+fn large_arrays_read_in_two_halves_agree() {
     let catalog = crate::catalog_gen::generate_catalog(1_000);
     assert!(catalog.len() > 1 << 20);
     let mut reader = StreamReader::new(catalog.as_bytes());
@@ -360,4 +360,112 @@ fn large_arrays_hashed_aside_agree() {
             name: "name".to_owned()
         }
     );
+}
+
+/// `tool_definitions` on `document` (whose tools are the array at `pointer`) against the tree
+/// path: the same tools, or the same error.
+#[track_caller]
+fn split_agrees(document: &str, pointer: &str) -> Result<Vec<StreamedTool>, StrictJsonError> {
+    assert!(
+        document.len() > 1 << 20,
+        "{} bytes: not split",
+        document.len()
+    );
+    let tree = parse_strict(document.as_bytes()).map(|value| {
+        let tools = value.pointer(pointer).unwrap().as_array().unwrap();
+        tools.iter().map(streamed_from_tree).collect::<Vec<_>>()
+    });
+    let mut reader = StreamReader::new(document.as_bytes());
+    let streamed = if pointer.is_empty() {
+        reader.tool_definitions(Profile::Trace)
+    } else {
+        reader.enter_object().unwrap();
+        assert_eq!(reader.next_member().unwrap(), Some("tools"));
+        reader.tool_definitions(Profile::Trace)
+    }
+    .and_then(|tools| {
+        if !pointer.is_empty() {
+            while reader.next_member()?.is_some() {
+                reader.skip_value()?;
+            }
+        }
+        reader.finish().map(|()| tools)
+    });
+    assert_eq!(streamed, tree);
+    streamed
+}
+
+/// Where the second half of a large array is guessed to start does not change the result: a
+/// guess inside a string or inside a nested array of objects is found wrong and the first
+/// thread reads on alone.
+#[test]
+fn a_wrong_guess_at_the_middle_reads_on_alone() {
+    let small = r#"{"name":"t","inputSchema":{"type":"object"}}"#;
+    let tools = |n: usize| vec![small; n].join(",");
+    // The middle falls in a description full of element-like text.
+    let fake = r#"},{\"name\":\"fake\"}, {"#.repeat(60_000);
+    let in_string = format!(
+        r#"[{},{{"name":"long","description":"{fake}"}},{}]"#,
+        tools(100),
+        tools(100)
+    );
+    assert_eq!(split_agrees(&in_string, "").unwrap().len(), 201);
+    // The middle falls in an array of objects with names inside one tool.
+    let nested = vec![r#"{"name":"n","const":1}"#; 60_000].join(", ");
+    let in_array = format!(
+        r#"{{"tools": [{}, {{"name":"big","inputSchema":{{"examples":[{nested}]}}}}, {}]}}"#,
+        tools(100),
+        tools(100)
+    );
+    assert_eq!(split_agrees(&in_array, "/tools").unwrap().len(), 201);
+}
+
+/// A large array read in two halves refuses what the tree path refuses, with its error: in the
+/// first half, in the second (whose thread cannot name the index, so the first reads on), at
+/// the depth limit counted from the document's root, and after the array.
+#[test]
+fn a_split_array_gives_the_tree_errors() {
+    let catalog = crate::catalog_gen::generate_catalog(1_000);
+    let body = &catalog[1..catalog.len() - 1];
+    let wrapped = |body: &str| format!(r#"{{"tools": [{body}], "nextCursor": null}}"#);
+    assert_eq!(split_agrees(&wrapped(body), "/tools").unwrap().len(), 1_000);
+
+    // The first tool and the last one have a duplicate member.
+    for at in [
+        body.find("{\"name\"").unwrap(),
+        body.rfind("{\"name\"").unwrap(),
+    ] {
+        let broken = format!("{}{{\"name\":1,{}", &body[..at], &body[at + 1..]);
+        let error = split_agrees(&wrapped(&broken), "/tools").unwrap_err();
+        let index = if at == 0 { 0 } else { 999 };
+        assert_eq!(
+            error.kind(),
+            &StrictJsonErrorKind::DuplicateMember {
+                pointer: format!("/tools/{index}"),
+                name: "name".to_owned()
+            }
+        );
+    }
+
+    // Nesting in the last tool: 128 levels from the root pass, 129 do not.
+    let at = body.rfind("{\"name\"").unwrap();
+    for (levels, refused) in [(125, false), (126, true)] {
+        let deep = format!("{}1{}", "[".repeat(levels), "]".repeat(levels));
+        let tool = format!("{{\"name\":\"deep\",\"inputSchema\":{deep}}}");
+        let document = wrapped(&format!("{},{tool}", &body[..at - 1]));
+        let outcome = split_agrees(&document, "/tools");
+        assert_eq!(outcome.is_err(), refused, "{levels} levels");
+        if let Err(error) = outcome {
+            assert_eq!(error.kind(), &StrictJsonErrorKind::TooDeep { limit: 128 });
+        }
+    }
+
+    // After the array: a second `tools` member.
+    let twice = format!(r#"{{"tools": [{body}], "tools": []}}"#);
+    let mut reader = StreamReader::new(twice.as_bytes());
+    reader.enter_object().unwrap();
+    reader.next_member().unwrap();
+    reader.tool_definitions(Profile::Trace).unwrap();
+    let error = reader.next_member().unwrap_err();
+    assert_eq!(Err(error), parse_strict(twice.as_bytes()).map(|_| ()));
 }

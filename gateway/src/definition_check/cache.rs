@@ -6,10 +6,10 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use jcs_digest::Digest;
-use serde_json::Value;
 use tokio::sync::watch;
 
 use crate::definition_check::freshness::Freshness;
+use crate::definition_check::listed::ListedTools;
 use crate::definition_check::listing::{DefinitionCheckError, Listing, VerifiedDefinition};
 
 /// What a finished listing gives every call that waited for it.
@@ -29,9 +29,10 @@ type OutcomeReceiver<E> = watch::Receiver<Option<Outcome<E>>>;
 /// - **Reuse.** In [`Freshness::MaxAge`] mode a finished listing younger than the age is
 ///   reused, unless the upstream's invalidation generation (bumped by
 ///   `notifications/tools/list_changed` and by a reconnect) has changed since it started.
-/// - **Per tool.** A listing's tools are digested one by one, each when a check first needs
-///   it and then reused by every check of the listing; a drifted tool is refused while the
-///   upstream's other tools keep matching.
+/// - **Per tool.** A listing's tools are digested one by one (from the page's bytes as they
+///   are read, or, for definitions given as values, when a check first needs them) and reused
+///   by every check of the listing; a drifted tool is refused while the upstream's other tools
+///   keep matching.
 ///
 /// Failed listings are never reused. A listing that others may wait for runs in its own task,
 /// so a caller that goes away does not cancel it; in [`Freshness::PerCall`] mode, a check that
@@ -109,16 +110,18 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
     ///
     /// `generation` is the upstream's current invalidation generation (the value of
     /// `UpstreamClient::invalidations()`); a listing started under another generation is never
-    /// reused. `fetch` starts one `tools/list` (every page followed) and is called only when
-    /// this check has to start a listing; it runs in a task of its own, or in this check when
-    /// per-call mode finds none in flight (call this inside a tokio runtime with its time
-    /// driver enabled: the wait is bounded).
+    /// reused. `fetch` starts one `tools/list` (every page followed: in the gateway
+    /// `Upstream::list_tool_definitions`, which digests each tool from the bytes served, or
+    /// definitions as values, digested here when needed) and is called only when this check
+    /// has to start a listing; it runs in a task of its own, or in this check when per-call
+    /// mode finds none in flight (call this inside a tokio runtime with its time driver
+    /// enabled: the wait is bounded).
     ///
     /// # Errors
     ///
     /// [`DefinitionCheckError`]: a mismatch with both digests, an absent, doubled or
     /// undigestible tool, or the fetch's error.
-    pub async fn check<F, Fut>(
+    pub async fn check<F, Fut, T>(
         &self,
         upstream_name: &str,
         expected: &Digest,
@@ -127,7 +130,8 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
     ) -> Result<VerifiedDefinition, DefinitionCheckError<E>>
     where
         F: FnOnce() -> Fut + Send + 'static,
-        Fut: Future<Output = Result<Vec<Value>, E>> + Send + 'static,
+        Fut: Future<Output = Result<T, E>> + Send + 'static,
+        T: Into<ListedTools> + Send + 'static,
     {
         let arrived = Instant::now();
         let mut inline = None;
@@ -225,7 +229,7 @@ enum Slot {
 }
 
 /// Registers a new listing in `slot` and spawns its task; returns where its outcome appears.
-fn start<E, F, Fut>(
+fn start<E, F, Fut, T>(
     shared: &Arc<Mutex<State<E>>>,
     state: &mut State<E>,
     slot: Slot,
@@ -236,7 +240,8 @@ fn start<E, F, Fut>(
 where
     E: Send + Sync + 'static,
     F: FnOnce() -> Fut + Send + 'static,
-    Fut: Future<Output = Result<Vec<Value>, E>> + Send + 'static,
+    Fut: Future<Output = Result<T, E>> + Send + 'static,
+    T: Into<ListedTools> + Send + 'static,
 {
     let (outcome, (guard, sender)) = register(shared, state, slot, generation);
     tokio::spawn(run_flight(guard, generation, after, fetch, sender));
@@ -275,7 +280,7 @@ fn register<E>(
 
 /// The task of one listing: wait for the listing before it (per-call mode), mark the start,
 /// fetch, digest, publish.
-async fn run_flight<E, F, Fut>(
+async fn run_flight<E, F, Fut, T>(
     guard: FlightGuard<E>,
     generation: u64,
     after: Option<OutcomeReceiver<E>>,
@@ -283,7 +288,8 @@ async fn run_flight<E, F, Fut>(
     sender: watch::Sender<Option<Outcome<E>>>,
 ) where
     F: FnOnce() -> Fut,
-    Fut: Future<Output = Result<Vec<Value>, E>>,
+    Fut: Future<Output = Result<T, E>>,
+    T: Into<ListedTools> + Send + 'static,
 {
     if let Some(mut previous) = after {
         // Its end, not its result, is what this listing waits for; an abandoned one ends too.
@@ -306,7 +312,7 @@ async fn run_flight<E, F, Fut>(
         now
     };
     let outcome = match fetch().await {
-        Ok(tools) => Ok(Arc::new(Listing::new(tools, started_at, generation))),
+        Ok(tools) => Ok(Arc::new(Listing::new(tools.into(), started_at, generation))),
         Err(error) => Err(Arc::new(error)),
     };
     {

@@ -1,13 +1,17 @@
-//! One upstream `tools/list`, digested tool by tool as checks need them, and the check of one
-//! tool against it.
+//! One upstream `tools/list`, its tools by name with their digests (computed as the bytes were
+//! read, or as checks need them for definitions given as values), and the check of one tool
+//! against it.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-use jcs_digest::{Digest, Profile, ToolDigestError, tool_definition_digest};
+use jcs_digest::{
+    Digest, Profile, StreamedTool, ToolDigestError, ToolName, tool_definition_digest,
+};
 use serde_json::Value;
 
+use super::listed::{ListedTool, ListedTools};
 use crate::audit::DenialReason;
 
 /// A live definition that matched its approved digest.
@@ -157,20 +161,28 @@ fn digest_list(digests: &[Digest]) -> String {
         .join(", ")
 }
 
-/// One live definition of a listing, digested when a check first needs it: a call digests the
-/// tool it calls, not the upstream's whole catalog, and every later check of the same listing
-/// reuses the digest.
+/// One live definition of a listing. A definition read as a value is digested when a check
+/// first needs it (a call digests the tool it calls, and every later check of the same listing
+/// reuses the digest); one read from the bytes was digested as it was read.
 #[derive(Debug)]
-struct LiveDefinition {
-    definition: Value,
-    digest: OnceLock<Result<Digest, ToolDigestError>>,
+enum LiveDefinition {
+    Value {
+        definition: Value,
+        digest: OnceLock<Result<Digest, ToolDigestError>>,
+    },
+    Streamed(Digest),
 }
 
 impl LiveDefinition {
-    fn digest(&self) -> &Result<Digest, ToolDigestError> {
-        // The default profile: the one `definition_hash` is computed under (docs/design.md §4).
-        self.digest
-            .get_or_init(|| tool_definition_digest(&self.definition, Profile::Trace))
+    fn digest(&self) -> Result<Digest, &ToolDigestError> {
+        match self {
+            // The default profile: the one `definition_hash` is computed under (docs/design.md §4).
+            LiveDefinition::Value { definition, digest } => digest
+                .get_or_init(|| tool_definition_digest(definition, Profile::Trace))
+                .as_ref()
+                .copied(),
+            LiveDefinition::Streamed(digest) => Ok(*digest),
+        }
     }
 }
 
@@ -188,19 +200,26 @@ pub(crate) struct Listing {
 impl Listing {
     /// Indexes `tools` by name. A tool whose `name` is not a string cannot be looked up by any
     /// catalog entry and is only counted.
-    pub(crate) fn new(tools: Vec<Value>, started_at: Instant, generation: u64) -> Listing {
+    pub(crate) fn new(tools: ListedTools, started_at: Instant, generation: u64) -> Listing {
         let listed = tools.len();
         let mut by_name: HashMap<String, Vec<LiveDefinition>> = HashMap::new();
-        for tool in tools {
-            if let Some(name) = tool.get("name").and_then(Value::as_str) {
-                by_name
-                    .entry(name.to_owned())
-                    .or_default()
-                    .push(LiveDefinition {
-                        definition: tool,
-                        digest: OnceLock::new(),
-                    });
-            }
+        for tool in tools.into_tools() {
+            let (name, live) = match tool {
+                ListedTool::Value(definition) => {
+                    let Some(name) = definition.get("name").and_then(Value::as_str) else {
+                        continue;
+                    };
+                    let name = name.to_owned();
+                    let digest = OnceLock::new();
+                    (name, LiveDefinition::Value { definition, digest })
+                }
+                ListedTool::Streamed(StreamedTool::Definition {
+                    name: ToolName::Text(name),
+                    digest,
+                }) => (name, LiveDefinition::Streamed(digest)),
+                ListedTool::Streamed(_) => continue,
+            };
+            by_name.entry(name).or_default().push(live);
         }
         Listing {
             started_at,
@@ -224,14 +243,14 @@ impl Listing {
                 listed: self.listed,
             }),
             Some([live]) => match live.digest() {
-                Ok(observed) if observed == expected => Ok(VerifiedDefinition {
-                    digest: *observed,
+                Ok(observed) if observed == *expected => Ok(VerifiedDefinition {
+                    digest: observed,
                     listing_started: self.started_at,
                 }),
                 Ok(observed) => Err(DefinitionCheckError::Mismatch {
                     tool: tool(),
                     expected: *expected,
-                    observed: *observed,
+                    observed,
                 }),
                 Err(error) => Err(DefinitionCheckError::Undigestible {
                     tool: tool(),
@@ -245,7 +264,7 @@ impl Listing {
                 count: several.len(),
                 observed: several
                     .iter()
-                    .filter_map(|live| live.digest().as_ref().ok().copied())
+                    .filter_map(|live| live.digest().ok())
                     .collect(),
             }),
         }

@@ -4,9 +4,12 @@
 //!
 //! [`LiveDefinitions`] holds the listings of one upstream and checks one tool against them;
 //! [`Freshness`] says how fresh the listing must be (`per-call`, the default, or
-//! `max-age=DURATION`). The module does not speak MCP: the caller passes the fetch of one
-//! complete `tools/list` (every page followed) as a closure, and the upstream's invalidation
-//! generation.
+//! `max-age=DURATION`). The caller passes the fetch of one complete `tools/list` (every page
+//! followed) as a closure, and the upstream's invalidation generation. Of MCP the module knows
+//! only the shape of a `tools/list` result: [`ToolsPage::read`] reads one page's bytes in one
+//! strict pass and digests every tool as it goes, with no `Value` tree; a fetch may also give
+//! definitions already read as values, which are digested by the tree path (the reference)
+//! when a check needs them.
 //!
 //! # Example
 //!
@@ -37,8 +40,10 @@
 
 mod cache;
 mod freshness;
+mod listed;
 mod listing;
 
 pub use cache::LiveDefinitions;
 pub use freshness::{Freshness, FreshnessParseError};
+pub use listed::{ListedTools, ToolsPage, ToolsPageError};
 pub use listing::{DefinitionCheckError, VerifiedDefinition};

@@ -14,6 +14,7 @@ use super::child::{ChildSetup, RunningChild};
 use super::command::LocalCommand;
 use super::options::LocalOptions;
 use super::stderr::StderrCounts;
+use crate::definition_check::{ToolsPage, ToolsPageError};
 use crate::mcp::{
     self, Generation, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
     ProtocolVersion, RawJson,
@@ -206,27 +207,36 @@ impl LocalUpstream {
     /// [`UpstreamError::Identity`] with an entrypoint [`server_identity::IdentityError`] when
     /// a file changed (nothing was started); otherwise as for the network client.
     pub async fn list_tools(&self) -> Result<Vec<Value>, UpstreamError> {
+        let mut tools = Vec::new();
+        self.list(|result| ToolsPage::read_values(result, &mut tools))
+            .await?;
+        Ok(tools)
+    }
+
+    /// One listing, as [`list_tools`](Self::list_tools) makes it: `page` reads each page's
+    /// `result` bytes and returns its `nextCursor` (the definition check digests the tools of
+    /// each page from those bytes).
+    pub(crate) async fn list(
+        &self,
+        mut page: impl FnMut(&[u8]) -> Result<Option<String>, ToolsPageError> + Send,
+    ) -> Result<(), UpstreamError> {
         let method = mcp::methods::TOOLS_LIST;
         let live = self.ensure_live().await?;
-        let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         for _ in 0..self.inner.options.max_list_pages {
             let mut params = Map::new();
             if let Some(cursor) = cursor.take() {
                 params.insert("cursor".to_owned(), Value::String(cursor));
             }
-            let result = self.request(&live, method, params).await?;
-            let Value::Object(mut result) = result else {
-                return Err(self.malformed(method, "the result is not an object"));
-            };
-            match result.remove("tools") {
-                Some(Value::Array(page)) => tools.extend(page),
-                _ => return Err(self.malformed(method, "the result has no `tools` array")),
-            }
-            match result.remove("nextCursor") {
-                None | Some(Value::Null) => return Ok(tools),
-                Some(Value::String(next)) => cursor = Some(next),
-                Some(_) => return Err(self.malformed(method, "`nextCursor` is not a string")),
+            let params = stamp(live.negotiated, params);
+            let result = live
+                .child
+                .request_carried(method, params, None, self.inner.options.request_timeout)
+                .await?;
+            let read = page(result.as_bytes());
+            match read.map_err(|error| self.malformed(method, &error.to_string()))? {
+                None => return Ok(()),
+                Some(next) => cursor = Some(next),
             }
         }
         Err(UpstreamError::TooManyPages {
@@ -371,18 +381,6 @@ impl LocalUpstream {
             method: method.to_owned(),
             detail: detail.to_owned(),
         }
-    }
-
-    async fn request(
-        &self,
-        live: &Live,
-        method: &str,
-        params: Map<String, Value>,
-    ) -> Result<Value, UpstreamError> {
-        let params = stamp(live.negotiated, params);
-        live.child
-            .request(method, params, self.inner.options.request_timeout)
-            .await
     }
 
     /// The running process, or a new one: backoff after failed starts, the entrypoints

@@ -517,7 +517,7 @@ impl Router {
         let client = upstream.clone();
         let listing_metrics = self.metrics.clone();
         let fetch = move || async move {
-            let listed = client.list_tools().await;
+            let listed = client.list_tool_definitions().await;
             if let Some(metrics) = listing_metrics {
                 let result = match &listed {
                     Ok(_) => "ok",

@@ -4,6 +4,7 @@
 use serde_json::Value;
 use tokio::sync::watch;
 
+use crate::definition_check::ListedTools;
 use crate::local::LocalUpstream;
 use crate::mcp::RawJson;
 use crate::upstream::{UpstreamClient, UpstreamError};
@@ -47,6 +48,24 @@ impl Upstream {
             Upstream::Network(client) => client.list_tools().await,
             Upstream::Local(local) => local.list_tools().await,
         }
+    }
+
+    /// Every tool the upstream lists, every page followed (the pages, bounds and errors of
+    /// [`list_tools`](Self::list_tools)), each digested from the bytes served
+    /// ([`ToolsPage::read`](crate::definition_check::ToolsPage::read): one strict pass per
+    /// page, no `Value` tree): what the definition check compares with the approved digests.
+    ///
+    /// # Errors
+    ///
+    /// As [`list_tools`](Self::list_tools).
+    pub async fn list_tool_definitions(&self) -> Result<ListedTools, UpstreamError> {
+        let mut tools = ListedTools::new();
+        let page = |result: &[u8]| tools.read_page(result);
+        match self {
+            Upstream::Network(client) => client.list(page).await?,
+            Upstream::Local(local) => local.list(page).await?,
+        }
+        Ok(tools)
     }
 
     /// The path a call will take, before its definition is checked.

@@ -19,6 +19,7 @@ use super::listener;
 use super::names;
 use super::options::UpstreamOptions;
 use super::transport::{Answer, Outgoing, Transport};
+use crate::definition_check::{ToolsPage, ToolsPageError};
 use crate::mcp::{
     self, Generation, Message, Notification, ProtocolVersion, RawJson, Request, RequestId,
     ResponsePayload,
@@ -145,9 +146,22 @@ impl UpstreamClient {
     /// than [`UpstreamOptions::listing_deadline`] [`UpstreamError::ListingTimeout`], and a
     /// cursor given twice [`UpstreamError::RepeatedCursor`].
     pub async fn list_tools(&self) -> Result<Vec<Value>, UpstreamError> {
+        let mut tools = Vec::new();
+        self.list(|result| ToolsPage::read_values(result, &mut tools))
+            .await?;
+        Ok(tools)
+    }
+
+    /// One listing within its deadline, as [`list_tools`](Self::list_tools) makes it: `page`
+    /// reads each page's `result` bytes and returns its `nextCursor` (the definition check
+    /// digests the tools of each page from those bytes).
+    pub(crate) async fn list(
+        &self,
+        page: impl FnMut(&[u8]) -> Result<Option<String>, ToolsPageError> + Send,
+    ) -> Result<(), UpstreamError> {
         let deadline = self.inner.options.listing_deadline();
         let mut pages = 0;
-        let listing = tokio::time::timeout(deadline, self.list_pages(&mut pages)).await;
+        let listing = tokio::time::timeout(deadline, self.list_pages(&mut pages, page)).await;
         listing.unwrap_or_else(|_| {
             Err(UpstreamError::ListingTimeout {
                 url: self.url().to_owned(),
@@ -158,10 +172,13 @@ impl UpstreamClient {
     }
 
     /// The pages of one listing; `pages` counts those read whole.
-    async fn list_pages(&self, pages: &mut usize) -> Result<Vec<Value>, UpstreamError> {
+    async fn list_pages(
+        &self,
+        pages: &mut usize,
+        mut page_read: impl FnMut(&[u8]) -> Result<Option<String>, ToolsPageError> + Send,
+    ) -> Result<(), UpstreamError> {
         let method = mcp::methods::TOOLS_LIST;
         let options = &self.inner.options;
-        let mut tools = Vec::new();
         let mut cursor: Option<String> = None;
         // Every cursor given so far, with the page that gave it.
         let mut cursors: HashMap<String, usize> = HashMap::new();
@@ -191,29 +208,21 @@ impl UpstreamClient {
             bytes += exchanged.bytes;
             *pages += 1;
             // Definitions are hashed: a page is read strictly.
-            let Value::Object(mut result) = self.strict(method, &exchanged.result)? else {
-                return Err(self.malformed(method, "the result is not an object"));
+            let read = page_read(exchanged.result.as_bytes());
+            let read = read.map_err(|error| self.malformed(method, &error.to_string()));
+            let Some(next) = read? else {
+                return Ok(());
             };
-            match result.remove("tools") {
-                Some(Value::Array(page)) => tools.extend(page),
-                _ => return Err(self.malformed(method, "the result has no `tools` array")),
+            if let Some(first) = cursors.get(&next) {
+                return Err(UpstreamError::RepeatedCursor {
+                    url: self.url().to_owned(),
+                    cursor: next.chars().take(100).collect(),
+                    page,
+                    first: *first,
+                });
             }
-            match result.remove("nextCursor") {
-                None | Some(Value::Null) => return Ok(tools),
-                Some(Value::String(next)) => {
-                    if let Some(first) = cursors.get(&next) {
-                        return Err(UpstreamError::RepeatedCursor {
-                            url: self.url().to_owned(),
-                            cursor: next.chars().take(100).collect(),
-                            page,
-                            first: *first,
-                        });
-                    }
-                    cursors.insert(next.clone(), page);
-                    cursor = Some(next);
-                }
-                Some(_) => return Err(self.malformed(method, "`nextCursor` is not a string")),
-            }
+            cursors.insert(next.clone(), page);
+            cursor = Some(next);
         }
         Err(UpstreamError::TooManyPages {
             url: self.url().to_owned(),
