@@ -45,7 +45,7 @@ pub fn ec_key(kid: &str) -> TestKey {
     }
 }
 
-fn ed_key(kid: &str) -> TestKey {
+pub fn ed_key(kid: &str) -> TestKey {
     let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
     TestKey {
         kid: kid.to_owned(),
@@ -93,7 +93,7 @@ fn rsa_key(kid: &str) -> TestKey {
     }
 }
 
-fn now() -> u64 {
+pub fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -129,7 +129,7 @@ async fn gateway(keys: &[&TestKey]) -> Harness {
 }
 
 /// One raw HTTP/1.1 exchange: status, headers (lower-case names), body.
-async fn raw(
+pub async fn raw(
     url: &str,
     method: &str,
     path: &str,
@@ -176,7 +176,7 @@ async fn raw(
     (status, headers, body.to_owned())
 }
 
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Vec<&'a str> {
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Vec<&'a str> {
     headers
         .iter()
         .filter(|(n, _)| n == name)
@@ -184,7 +184,7 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 #[test]
 fn tokens_signed_rs256_es256_and_eddsa_are_accepted_and_every_entry_names_the_subject() {
@@ -428,7 +428,7 @@ fn a_jwks_the_gateway_cannot_trust_is_refused_with_its_reason() {
 
 /// `toolgate serve` with `extra` on `listen`: its exit code and stderr when it exits by itself
 /// within 20 s.
-fn serve_exit(listen: &str, extra: &[&str]) -> (i32, String) {
+pub fn serve_exit(listen: &str, extra: &[&str]) -> (i32, String) {
     let dir = temp_dir("serve-auth");
     let catalog = dir.join("catalog.json");
     std::fs::write(&catalog, "[]").unwrap();

@@ -90,6 +90,11 @@ mod operations;
 // the principal in the audit, serve's refusal of an unauthenticated non-loopback listener.
 mod e2e_auth;
 
+// --jwks https://…: a real HTTPS JWKS server counting its requests; the fetch at start,
+// rotation found by one refetch, one fetch per interval and per crowd, a failed refetch keeping
+// the keys, and every way the first fetch fails refusing serve (exit 2, the URL and the cause).
+mod e2e_jwks;
+
 // Cedar authorization: the example policy, tools/list filtered, not_authorized audited with the
 // deciding policies, a policy that does not parse refusing serve.
 #[cfg(feature = "cedar")]
