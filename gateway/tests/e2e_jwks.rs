@@ -16,11 +16,9 @@ use toolgate::auth::{BearerAuth, JwksUrl};
 use toolgate::mcp::ProtocolVersion;
 use toolgate_testkit::{DemoIdentity, GatewayClient};
 
-use crate::e2e_auth::{
-    AUDIENCE, INITIALIZE, ISSUER, TestKey, claims, ec_key, ed_key, header, jwks, mint, raw,
-    serve_exit,
-};
+use crate::e2e_auth::{AUDIENCE, INITIALIZE, ISSUER, claims, header, raw, serve_exit};
 use crate::e2e_support::{Harness, ServeProcess, Setup, call_entries, run, temp_dir};
+use crate::token_keys::{TestKey, ec_key, ed_key, jwks, mint};
 
 /// What the test JWKS server answers to every request.
 #[derive(Clone)]

@@ -86,6 +86,9 @@ mod e2e_local_children;
 // /readyz 503 on a full disk), SIGHUP reloads, --log-format json, --replica-name.
 mod operations;
 
+// Token signing keys made here (RSA, EC P-256, Ed25519), their JWKs, tokens minted with them.
+mod token_keys;
+
 // Who may call: bearer tokens (RS256, ES256, EdDSA minted here), every 401, RFC 9728 metadata,
 // the principal in the audit, serve's refusal of an unauthenticated non-loopback listener.
 mod e2e_auth;
