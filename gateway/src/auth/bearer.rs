@@ -3,7 +3,7 @@
 //! audience, within its `exp`/`nbf` (60 s leeway). Signature and claim checks are
 //! `jsonwebtoken`'s; this module chooses the key, refuses what must never be accepted (`none`,
 //! HMAC, a `kid` not in the JWKS) before any key is used, and names every refusal. The keys come
-//! from a file, read once, or from a URL ([`JwksUrl`](super::JwksUrl)), refetched when a token names a
+//! from a file, read once, or from a URL ([`JwksUrl`]), refetched when a token names a
 //! `kid` the cached set lacks.
 
 use std::path::Path;
