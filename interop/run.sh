@@ -183,28 +183,41 @@ log "install: $((SECONDS - started)) s"
 # ---------------------------------------------------------------------------------------------
 # Certificates: a CA and a leaf for 127.0.0.1 and localhost (ECDSA P-256).
 
-make_certificates() {
-    local dir="$1"
+# make_ca DIR NAME CN: a CA certificate DIR/NAME.pem and its key DIR/NAME.key (ECDSA P-256).
+make_ca() {
+    local dir="$1" name="$2" cn="$3"
     mkdir -p "$dir"
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-        -keyout "$dir/ca.key" -out "$dir/ca.pem" -days 2 -subj "/CN=toolgate interop CA" \
+        -keyout "$dir/$name.key" -out "$dir/$name.pem" -days 2 -subj "/CN=$cn" \
         -addext "basicConstraints=critical,CA:TRUE" \
-        -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null || return 1
+        -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
+}
+
+# issue_leaf DIR CA NAME CN EXT…: a leaf DIR/NAME.pem (key DIR/NAME.key) signed by DIR/CA.pem,
+# with the extension lines EXT… (written to DIR/NAME.ext).
+issue_leaf() {
+    local dir="$1" ca="$2" name="$3" cn="$4"
+    shift 4
     openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-        -keyout "$dir/leaf.key" -out "$dir/leaf.csr" -subj "/CN=toolgate interop upstream" 2>/dev/null || return 1
-    printf '%s\n' "subjectAltName=IP:127.0.0.1,DNS:localhost" "basicConstraints=critical,CA:FALSE" \
-        "extendedKeyUsage=serverAuth" "keyUsage=critical,digitalSignature" > "$dir/leaf.ext"
-    openssl x509 -req -in "$dir/leaf.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial \
-        -out "$dir/leaf.pem" -days 2 -extfile "$dir/leaf.ext" 2>/dev/null || return 1
+        -keyout "$dir/$name.key" -out "$dir/$name.csr" -subj "/CN=$cn" 2>/dev/null || return 1
+    printf '%s\n' "$@" > "$dir/$name.ext"
+    openssl x509 -req -in "$dir/$name.csr" -CA "$dir/$ca.pem" -CAkey "$dir/$ca.key" -CAcreateserial \
+        -out "$dir/$name.pem" -days 2 -extfile "$dir/$name.ext" 2>/dev/null
+}
+
+make_certificates() {
+    local dir="$1"
+    make_ca "$dir" ca "toolgate interop CA" &&
+        issue_leaf "$dir" ca leaf "toolgate interop upstream" "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+            "basicConstraints=critical,CA:FALSE" "extendedKeyUsage=serverAuth" \
+            "keyUsage=critical,digitalSignature"
 }
 
 # make_leaf DIR NAME: another leaf for 127.0.0.1 (another key) from DIR's CA: NAME.pem, NAME.key.
 make_leaf() {
-    local dir="$1" name="$2"
-    openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes \
-        -keyout "$dir/$name.key" -out "$dir/$name.csr" -subj "/CN=toolgate interop $name" 2>/dev/null || return 1
-    openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" -CAcreateserial \
-        -out "$dir/$name.pem" -days 2 -extfile "$dir/leaf.ext" 2>/dev/null
+    local dir="$1" name="$2" lines
+    mapfile -t lines < "$dir/leaf.ext"
+    issue_leaf "$dir" ca "$name" "toolgate interop $name" "${lines[@]}"
 }
 
 # make_self_signed DIR NAME: a self-signed certificate for 127.0.0.1 (no CA vouches for it: only
@@ -620,6 +633,148 @@ local_section() {
 local_section
 
 # ---------------------------------------------------------------------------------------------
+# Shared by the sections below.
+
+# pinned_echo_upstream DIR NAME PREFIX: starts FastMCP over HTTPS with DIR's leaf on a free
+# port (log: $work/NAME-upstream.log) and pins its `echo` as PREFIX.echo into DIR/catalog.json.
+# Fails, having said why, when the upstream does not start or cannot be pinned.
+pinned_echo_upstream() {
+    local dir="$1" name="$2" prefix="$3" port url
+    port="$(free_port)"
+    url="https://127.0.0.1:$port/mcp"
+    "$python" "$here/fastmcp_upstream.py" --port "$port" --cert "$dir/leaf.pem" \
+        --key "$dir/leaf.key" > "$work/$name-upstream.log" 2>&1 &
+    peer_pids+=($!)
+    if ! wait_for_https "$url" "$dir/ca.pem"; then
+        log "FAIL the $name scenario's FastMCP upstream did not start"
+        sed 's/^/    /' "$work/$name-upstream.log"; return 1
+    fi
+    if ! timeout 60 "$toolgate" pin "$url" --ca "$dir/ca.pem" --prefix "$prefix" --tool echo \
+        --approved-by interop > "$dir/catalog.json" 2> "$work/$name-catalog.log"; then
+        log "FAIL building the $name scenario's catalog"
+        sed 's/^/    /' "$work/$name-catalog.log"; return 1
+    fi
+}
+
+# ---------------------------------------------------------------------------------------------
+# Who may call (issue 13): `toolgate serve` requiring bearer tokens, its JWKS fetched over HTTPS
+# from a server started here (the RSA key and every token made here with openssl), and
+# `toolgate serve` requiring client certificates (mTLS; a SPIFFE client certificate from a client
+# CA made here). The official Python `mcp` client calls through each in both generations; each
+# call's audit entry must name the expected principal; without credentials: 401, or a refused
+# handshake.
+
+# make_client_certificate DIR: a client CA (client-ca.pem) and a client leaf (client.pem,
+# client.key) with the URI SAN spiffe://interop.example/agents/py, for client authentication.
+make_client_certificate() {
+    local dir="$1"
+    make_ca "$dir" client-ca "toolgate interop client CA" &&
+        issue_leaf "$dir" client-ca client "toolgate interop agent" \
+            "subjectAltName=URI:spiffe://interop.example/agents/py" "basicConstraints=critical,CA:FALSE" \
+            "extendedKeyUsage=clientAuth" "keyUsage=critical,digitalSignature"
+}
+
+auth_section() {
+    local started_at=$SECONDS
+    local dir="$work/auth"
+    if ! { make_certificates "$dir" && make_client_certificate "$dir" &&
+           timeout 60 "$python" "$here/auth_client_check.py" keys --dir "$dir"; }; then
+        failed=$((failed + 1)); log "FAIL making the auth scenario's certificates and keys"; return
+    fi
+    if ! pinned_echo_upstream "$dir" auth auth.; then
+        failed=$((failed + 1)); return
+    fi
+    local catalog="$dir/catalog.json"
+    local jwks_port jwks_url
+    jwks_port="$(free_port)"
+    jwks_url="https://127.0.0.1:$jwks_port/oauth/jwks.json"
+    "$python" "$here/auth_client_check.py" serve-jwks --port "$jwks_port" --cert "$dir/leaf.pem" \
+        --key "$dir/leaf.key" --file "$dir/jwks.json" > "$work/auth-jwks.log" 2>&1 &
+    peer_pids+=($!)
+    # The readiness probe asks another path, so that the JWKS server's log counts the gateway's
+    # fetches of $jwks_url alone.
+    if ! wait_for_https "https://127.0.0.1:$jwks_port/ready" "$dir/ca.pem"; then
+        failed=$((failed + 1)); log "FAIL the auth scenario's JWKS server did not start"
+        sed 's/^/    /' "$work/auth-jwks.log"; return
+    fi
+
+    # Bearer tokens, the JWKS fetched from its URL at start (with the --ca roots).
+    local bearer_port bearer_url bearer_audit="$dir/audit-bearer.jsonl" bearer_pid
+    local issuer="https://auth.interop.example"
+    bearer_port="$(free_port)"
+    bearer_url="http://127.0.0.1:$bearer_port/mcp"
+    "$toolgate" serve --catalog "$catalog" --listen "127.0.0.1:$bearer_port" --audit "$bearer_audit" \
+        --ca "$dir/ca.pem" --jwt-issuer "$issuer" --jwt-audience "$bearer_url" --jwks "$jwks_url" \
+        > "$work/gateway-bearer.log" 2>&1 &
+    bearer_pid=$!
+    peer_pids+=("$bearer_pid")
+    if ! wait_for_http "$bearer_url"; then
+        failed=$((failed + 1)); log "FAIL toolgate serve (bearer tokens) did not start"
+        sed 's/^/    /' "$work/gateway-bearer.log"; return
+    fi
+    log "toolgate serve at $bearer_url requiring bearer tokens, JWKS from $jwks_url"
+    jwks_fetched_once() {
+        local fetches
+        fetches="$(grep -c '"GET /oauth/jwks.json HTTP/1.1" 200' "$work/auth-jwks.log")"
+        grep -q 'fetched the JWKS' "$work/gateway-bearer.log" && [ "$fetches" = 1 ] ||
+            { echo "JWKS requests: $fetches"; cat "$work/gateway-bearer.log" "$work/auth-jwks.log"; return 1; }
+    }
+    for mode in legacy 2026-07-28; do
+        count_lines "Python mcp client with a bearer token ($mode)" timeout 120 "$python" \
+            "$here/auth_client_check.py" bearer --gateway "$bearer_url" --key "$dir/jwt.key" \
+            --issuer "$issuer" --audience "$bearer_url" --subject "interop-alice" --mode "$mode" \
+            --audit "$bearer_audit" --tool auth.echo
+    done
+    check "the gateway fetched its JWKS from the https URL exactly once (the tokens' kid was in it)" \
+        jwks_fetched_once
+
+    # Client certificates (mTLS) on the HTTPS listener.
+    local mtls_port mtls_url mtls_audit="$dir/audit-mtls.jsonl" mtls_pid
+    mtls_port="$(free_port)"
+    mtls_url="https://127.0.0.1:$mtls_port/mcp"
+    "$toolgate" serve --catalog "$catalog" --listen "127.0.0.1:$mtls_port" --audit "$mtls_audit" \
+        --ca "$dir/ca.pem" --tls-cert "$dir/leaf.pem" --tls-key "$dir/leaf.key" \
+        --client-ca "$dir/client-ca.pem" > "$work/gateway-mtls.log" 2>&1 &
+    mtls_pid=$!
+    peer_pids+=("$mtls_pid")
+    local tries=0
+    until curl --silent --output /dev/null --max-time 2 --cacert "$dir/ca.pem" \
+        --cert "$dir/client.pem" --key "$dir/client.key" "$mtls_url"; do
+        tries=$((tries + 1))
+        if [ "$tries" -ge 60 ]; then
+            failed=$((failed + 1)); log "FAIL toolgate serve (mTLS) did not start"
+            sed 's/^/    /' "$work/gateway-mtls.log"; return
+        fi
+        sleep 0.5
+    done
+    log "toolgate serve at $mtls_url requiring client certificates from the interop client CA"
+    for mode in legacy 2026-07-28; do
+        count_lines "Python mcp client with a client certificate ($mode)" timeout 120 "$python" \
+            "$here/auth_client_check.py" mtls --gateway "$mtls_url" --ca "$dir/ca.pem" \
+            --cert "$dir/client.pem" --key "$dir/client.key" \
+            --principal 'Spiffe::"spiffe://interop.example/agents/py"' --mode "$mode" \
+            --audit "$mtls_audit" --tool auth.echo
+    done
+
+    mtls_refusals_logged() {
+        local refused
+        refused="$(grep -c 'refused a client in the TLS handshake: its certificate does not chain to --client-ca (peer sent no certificates)' "$work/gateway-mtls.log")"
+        [ "$refused" = 2 ] || { echo "refusals logged: $refused"; cat "$work/gateway-mtls.log"; return 1; }
+    }
+    check "the mTLS gateway logged each connection without a certificate as refused in the handshake (2)" \
+        mtls_refusals_logged
+
+    stop_peer "$bearer_pid"
+    stop_peer "$mtls_pid"
+    check "toolgate audit verify accepts the bearer-token gateway's audit log" \
+        timeout 60 "$toolgate" audit verify "$bearer_audit" --catalog "$catalog"
+    check "toolgate audit verify accepts the mTLS gateway's audit log" \
+        timeout 60 "$toolgate" audit verify "$mtls_audit" --catalog "$catalog"
+    log "auth checks: $((SECONDS - started_at)) s"
+}
+auth_section
+
+# ---------------------------------------------------------------------------------------------
 # Two replicas behind a real load balancer (HAProxy from the distribution's packages): the
 # 2026-07-28 generation carries no session, so any replica may answer any request. One replica
 # is stopped mid-run; every answered call must be in one of the two audit logs, and both verify.
@@ -634,22 +789,10 @@ replicas_section() {
     if ! make_certificates "$dir"; then
         failed=$((failed + 1)); log "FAIL making the replica scenario's certificates"; return
     fi
-    local upstream_port upstream_url
-    upstream_port="$(free_port)"
-    upstream_url="https://127.0.0.1:$upstream_port/mcp"
-    "$python" "$here/fastmcp_upstream.py" --port "$upstream_port" --cert "$dir/leaf.pem" \
-        --key "$dir/leaf.key" > "$work/replica-upstream.log" 2>&1 &
-    peer_pids+=($!)
-    if ! wait_for_https "$upstream_url" "$dir/ca.pem"; then
-        failed=$((failed + 1)); log "FAIL the replica scenario's FastMCP upstream did not start"
-        sed 's/^/    /' "$work/replica-upstream.log"; return
+    if ! pinned_echo_upstream "$dir" replica replicated.; then
+        failed=$((failed + 1)); return
     fi
     local catalog="$dir/catalog.json"
-    if ! timeout 60 "$toolgate" pin "$upstream_url" --ca "$dir/ca.pem" --prefix replicated. \
-        --tool echo --approved-by interop > "$catalog" 2> "$work/replica-catalog.log"; then
-        failed=$((failed + 1)); log "FAIL building the replica scenario's catalog"
-        sed 's/^/    /' "$work/replica-catalog.log"; return
-    fi
 
     local ports=() pids=() logs=() n
     for n in 1 2; do

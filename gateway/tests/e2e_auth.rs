@@ -5,8 +5,6 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use rustls_pki_types::pem::PemObject;
 use serde_json::{Value, json};
@@ -16,84 +14,12 @@ use toolgate::mcp::ProtocolVersion;
 use toolgate_testkit::GatewayClient;
 
 use crate::e2e_support::{Harness, Setup, TOOLGATE, call_entries, run, temp_dir};
+use crate::token_keys::{TestKey, b64, ec_key, ed_key, jwks, mint, rsa_key};
 
 pub const ISSUER: &str = "https://auth.example";
 pub const AUDIENCE: &str = "https://gateway.example/mcp";
 
-/// A signing key and its public JWK.
-pub struct TestKey {
-    kid: String,
-    algorithm: Algorithm,
-    encoding: EncodingKey,
-    jwk: Value,
-}
-
-fn b64(bytes: &[u8]) -> String {
-    URL_SAFE_NO_PAD.encode(bytes)
-}
-
-pub fn ec_key(kid: &str) -> TestKey {
-    let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ECDSA_P256_SHA256).unwrap();
-    let raw = pair.public_key_raw();
-    assert_eq!((raw.len(), raw[0]), (65, 4), "an uncompressed P-256 point");
-    TestKey {
-        kid: kid.to_owned(),
-        algorithm: Algorithm::ES256,
-        encoding: EncodingKey::from_ec_der(&pair.serialize_der()),
-        jwk: json!({"kty": "EC", "crv": "P-256", "kid": kid, "use": "sig", "alg": "ES256",
-                    "x": b64(&raw[1..33]), "y": b64(&raw[33..])}),
-    }
-}
-
-fn ed_key(kid: &str) -> TestKey {
-    let pair = rcgen::KeyPair::generate_for(&rcgen::PKCS_ED25519).unwrap();
-    TestKey {
-        kid: kid.to_owned(),
-        algorithm: Algorithm::EdDSA,
-        encoding: EncodingKey::from_ed_der(&pair.serialize_der()),
-        jwk: json!({"kty": "OKP", "crv": "Ed25519", "kid": kid, "x": b64(pair.public_key_raw())}),
-    }
-}
-
-/// ring cannot generate RSA keys; `openssl genpkey` (a real process) does.
-fn rsa_key(kid: &str) -> TestKey {
-    let dir = temp_dir("rsa");
-    let pem_path = dir.join("key.pem");
-    let status = std::process::Command::new("openssl")
-        .args([
-            "genpkey",
-            "-algorithm",
-            "RSA",
-            "-pkeyopt",
-            "rsa_keygen_bits:2048",
-            "-out",
-        ])
-        .arg(&pem_path)
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let modulus = std::process::Command::new("openssl")
-        .args(["rsa", "-noout", "-modulus", "-in"])
-        .arg(&pem_path)
-        .output()
-        .unwrap();
-    let text = String::from_utf8(modulus.stdout).unwrap();
-    let hex = text.trim().strip_prefix("Modulus=").unwrap();
-    let n: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect();
-    let pem = std::fs::read(&pem_path).unwrap();
-    TestKey {
-        kid: kid.to_owned(),
-        algorithm: Algorithm::RS256,
-        encoding: EncodingKey::from_rsa_pem(&pem).unwrap(),
-        jwk: json!({"kty": "RSA", "kid": kid, "n": b64(&n), "e": "AQAB"}),
-    }
-}
-
-fn now() -> u64 {
+pub fn now() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap()
@@ -104,18 +30,6 @@ fn now() -> u64 {
 pub fn claims(sub: &str) -> Value {
     json!({"iss": ISSUER, "aud": AUDIENCE, "sub": sub, "exp": now() + 300, "nbf": now() - 5,
            "scope": "tools:call tools:list", "groups": ["ops"]})
-}
-
-pub fn mint(key: &TestKey, claims: &Value) -> String {
-    let mut header = Header::new(key.algorithm);
-    header.kid = Some(key.kid.clone());
-    jsonwebtoken::encode(&header, claims, &key.encoding).unwrap()
-}
-
-pub fn jwks(keys: &[&TestKey]) -> Vec<u8> {
-    json!({"keys": keys.iter().map(|key| key.jwk.clone()).collect::<Vec<_>>()})
-        .to_string()
-        .into_bytes()
 }
 
 async fn gateway(keys: &[&TestKey]) -> Harness {
@@ -129,7 +43,7 @@ async fn gateway(keys: &[&TestKey]) -> Harness {
 }
 
 /// One raw HTTP/1.1 exchange: status, headers (lower-case names), body.
-async fn raw(
+pub async fn raw(
     url: &str,
     method: &str,
     path: &str,
@@ -176,7 +90,7 @@ async fn raw(
     (status, headers, body.to_owned())
 }
 
-fn header<'a>(headers: &'a [(String, String)], name: &str) -> Vec<&'a str> {
+pub fn header<'a>(headers: &'a [(String, String)], name: &str) -> Vec<&'a str> {
     headers
         .iter()
         .filter(|(n, _)| n == name)
@@ -184,7 +98,7 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Vec<&'a str> {
         .collect()
 }
 
-const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+pub const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
 
 #[test]
 fn tokens_signed_rs256_es256_and_eddsa_are_accepted_and_every_entry_names_the_subject() {
@@ -428,7 +342,7 @@ fn a_jwks_the_gateway_cannot_trust_is_refused_with_its_reason() {
 
 /// `toolgate serve` with `extra` on `listen`: its exit code and stderr when it exits by itself
 /// within 20 s.
-fn serve_exit(listen: &str, extra: &[&str]) -> (i32, String) {
+pub fn serve_exit(listen: &str, extra: &[&str]) -> (i32, String) {
     let dir = temp_dir("serve-auth");
     let catalog = dir.join("catalog.json");
     std::fs::write(&catalog, "[]").unwrap();

@@ -93,9 +93,17 @@ mod e2e_local_children;
 // /readyz 503 on a full disk), SIGHUP reloads, --log-format json, --replica-name.
 mod operations;
 
+// Token signing keys made here (RSA, EC P-256, Ed25519), their JWKs, tokens minted with them.
+mod token_keys;
+
 // Who may call: bearer tokens (RS256, ES256, EdDSA minted here), every 401, RFC 9728 metadata,
 // the principal in the audit, serve's refusal of an unauthenticated non-loopback listener.
 mod e2e_auth;
+
+// --jwks https://…: a real HTTPS JWKS server counting its requests; the fetch at start,
+// rotation found by one refetch, one fetch per interval and per crowd, a failed refetch keeping
+// the keys, and every way the first fetch fails refusing serve (exit 2, the URL and the cause).
+mod e2e_jwks;
 
 // Cedar authorization: the example policy, tools/list filtered, not_authorized audited with the
 // deciding policies, a policy that does not parse refusing serve.

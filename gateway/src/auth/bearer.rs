@@ -2,81 +2,26 @@
 //! signed by a key of the configured JWKS (RS256, ES256 or EdDSA), for the configured issuer and
 //! audience, within its `exp`/`nbf` (60 s leeway). Signature and claim checks are
 //! `jsonwebtoken`'s; this module chooses the key, refuses what must never be accepted (`none`,
-//! HMAC, a `kid` not in the JWKS) before any key is used, and names every refusal.
+//! HMAC, a `kid` not in the JWKS) before any key is used, and names every refusal. The keys come
+//! from a file, read once, or from a URL ([`JwksUrl`]), refetched when a token names a
+//! `kid` the cached set lacks.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use jsonwebtoken::jwk::{AlgorithmParameters, EllipticCurve, JwkSet, KeyAlgorithm, PublicKeyUse};
-use jsonwebtoken::{Algorithm, DecodingKey, Validation, errors::ErrorKind};
+use jsonwebtoken::{Validation, errors::ErrorKind};
 use serde_json::{Map, Value};
 
+use super::jwks::{JwksError, KeySet};
+use super::jwks_url::{JwksFetchError, JwksUrl, RemoteKeys};
 use super::principal::Principal;
 
 /// The clock skew allowed on `exp` and `nbf`, in seconds.
 pub const LEEWAY_SECONDS: u64 = 60;
 /// The longest `Authorization` header value read; a longer one is refused unread.
 pub const MAX_TOKEN_BYTES: usize = 16 * 1024;
-
-/// A JWKS that cannot serve as the gateway's token keys.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum JwksError {
-    /// The file could not be read.
-    #[error("--jwks {path}: cannot read it ({source}); give a JWKS file (RFC 7517 §5)")]
-    Read {
-        /// The file.
-        path: String,
-        /// Why.
-        source: std::io::Error,
-    },
-    /// The text is not a JWK set.
-    #[error("--jwks {path}: not a JWK set ({detail}); expected {{\"keys\": [...]}} (RFC 7517 §5)")]
-    Parse {
-        /// The file.
-        path: String,
-        /// The parser's message.
-        detail: String,
-    },
-    /// A key has no `kid`: tokens name their key by `kid`, so it could never be chosen.
-    #[error("--jwks {path}: key {index} has no \"kid\"; every key must have one")]
-    MissingKid {
-        /// The file.
-        path: String,
-        /// The key's index in `keys`.
-        index: usize,
-    },
-    /// A key the gateway does not accept tokens from (HMAC secrets, other curves, encryption).
-    #[error(
-        "--jwks {path}: key {kid:?} is {observed}; only RS256 (RSA), ES256 (EC P-256) and EdDSA \
-         (Ed25519) signing keys are accepted"
-    )]
-    UnsupportedKey {
-        /// The file.
-        path: String,
-        /// The key's `kid`.
-        kid: String,
-        /// What the key is.
-        observed: String,
-    },
-    /// A key's parameters do not make a public key.
-    #[error("--jwks {path}: key {kid:?} is not a valid public key ({detail})")]
-    InvalidKey {
-        /// The file.
-        path: String,
-        /// The key's `kid`.
-        kid: String,
-        /// The library's message.
-        detail: String,
-    },
-    /// No usable key at all.
-    #[error("--jwks {path}: the set has no keys")]
-    Empty {
-        /// The file.
-        path: String,
-    },
-}
 
 /// Why a request's bearer token was refused (HTTP 401).
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -160,19 +105,13 @@ impl BearerRefusal {
     }
 }
 
-struct TokenKey {
-    kid: String,
-    algorithm: Algorithm,
-    key: DecodingKey,
-}
-
-impl std::fmt::Debug for TokenKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TokenKey")
-            .field("kid", &self.kid)
-            .field("algorithm", &self.algorithm)
-            .finish_non_exhaustive()
-    }
+/// Where the keys come from.
+#[derive(Debug)]
+enum Keys {
+    /// A file, read once at start.
+    Fixed(Arc<KeySet>),
+    /// A URL, fetched at start and refetched for unknown `kid`s.
+    Remote(Box<RemoteKeys>),
 }
 
 /// The token verifier: issuer, audience and the JWKS's signing keys.
@@ -180,7 +119,7 @@ impl std::fmt::Debug for TokenKey {
 pub struct BearerAuth {
     issuer: String,
     audience: String,
-    keys: Vec<TokenKey>,
+    keys: Keys,
 }
 
 impl BearerAuth {
@@ -209,72 +148,30 @@ impl BearerAuth {
         jwks: &[u8],
         origin: &str,
     ) -> Result<Self, JwksError> {
-        let path = origin.to_owned();
-        let set: JwkSet = serde_json::from_slice(jwks).map_err(|error| JwksError::Parse {
-            path: path.clone(),
-            detail: error.to_string(),
-        })?;
-        let mut keys = Vec::with_capacity(set.keys.len());
-        for (index, jwk) in set.keys.iter().enumerate() {
-            let Some(kid) = jwk.common.key_id.clone() else {
-                return Err(JwksError::MissingKid { path, index });
-            };
-            let unsupported = |observed: String| JwksError::UnsupportedKey {
-                path: path.clone(),
-                kid: kid.clone(),
-                observed,
-            };
-            if matches!(jwk.common.public_key_use, Some(PublicKeyUse::Encryption)) {
-                return Err(unsupported("an encryption key (use \"enc\")".to_owned()));
-            }
-            let algorithm = match &jwk.algorithm {
-                AlgorithmParameters::RSA(_) => Algorithm::RS256,
-                AlgorithmParameters::EllipticCurve(ec) if ec.curve == EllipticCurve::P256 => {
-                    Algorithm::ES256
-                }
-                AlgorithmParameters::OctetKeyPair(okp) if okp.curve == EllipticCurve::Ed25519 => {
-                    Algorithm::EdDSA
-                }
-                AlgorithmParameters::OctetKey(_) => {
-                    return Err(unsupported("a symmetric (HMAC) key".to_owned()));
-                }
-                AlgorithmParameters::EllipticCurve(ec) => {
-                    return Err(unsupported(format!("an EC key on {:?}", ec.curve)));
-                }
-                AlgorithmParameters::OctetKeyPair(okp) => {
-                    return Err(unsupported(format!("an OKP key on {:?}", okp.curve)));
-                }
-            };
-            // A key that says its algorithm must say the one its type is used with here.
-            if let Some(declared) = jwk.common.key_algorithm {
-                let matches = matches!(
-                    (declared, algorithm),
-                    (KeyAlgorithm::RS256, Algorithm::RS256)
-                        | (KeyAlgorithm::ES256, Algorithm::ES256)
-                        | (KeyAlgorithm::EdDSA, Algorithm::EdDSA)
-                );
-                if !matches {
-                    return Err(unsupported(format!("declared for {declared:?}")));
-                }
-            }
-            let key = DecodingKey::from_jwk(jwk).map_err(|error| JwksError::InvalidKey {
-                path: path.clone(),
-                kid: kid.clone(),
-                detail: error.to_string(),
-            })?;
-            keys.push(TokenKey {
-                kid,
-                algorithm,
-                key,
-            });
-        }
-        if keys.is_empty() {
-            return Err(JwksError::Empty { path });
-        }
+        let keys = KeySet::parse(jwks, origin)?;
         Ok(BearerAuth {
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
-            keys,
+            keys: Keys::Fixed(Arc::new(keys)),
+        })
+    }
+
+    /// A verifier whose keys are the JWK set at `source`, fetched now; a token naming a `kid`
+    /// the set lacks makes it refetch the set, at most once per the source's refetch interval.
+    ///
+    /// # Errors
+    ///
+    /// [`JwksFetchError`] when the set cannot be fetched or holds a key the gateway refuses.
+    pub async fn from_jwks_url(
+        issuer: &str,
+        audience: &str,
+        source: JwksUrl,
+    ) -> Result<Self, JwksFetchError> {
+        let keys = RemoteKeys::start(source).await?;
+        Ok(BearerAuth {
+            issuer: issuer.to_owned(),
+            audience: audience.to_owned(),
+            keys: Keys::Remote(Box::new(keys)),
         })
     }
 
@@ -283,39 +180,41 @@ impl BearerAuth {
         &self.issuer
     }
 
-    /// The principal of a request whose `Authorization` header values are `authorization`.
+    /// The principal of a request whose `Authorization` header values are `authorization`. A
+    /// token whose `kid` is not among the keys held makes a URL's keys refetched (at most once
+    /// per interval) before it is refused.
     ///
     /// # Errors
     ///
     /// [`BearerRefusal`] saying why the request is not authenticated.
-    pub fn authenticate<'a>(
+    pub async fn authenticate<'a>(
         &self,
-        mut authorization: impl Iterator<Item = &'a [u8]>,
+        authorization: impl Iterator<Item = &'a [u8]>,
     ) -> Result<Principal, BearerRefusal> {
-        let Some(value) = authorization.next() else {
-            return Err(BearerRefusal::Missing);
-        };
-        if authorization.next().is_some() {
-            return Err(BearerRefusal::NotBearer);
+        let token = bearer_token(authorization)?;
+        match (self.verify(token), &self.keys) {
+            (Err(BearerRefusal::UnknownKid(kid)), Keys::Remote(remote)) => {
+                let keys = remote.refetch_for(&kid).await;
+                self.verify_with(&keys, token)
+            }
+            (verdict, _) => verdict,
         }
-        if value.len() > MAX_TOKEN_BYTES {
-            return Err(BearerRefusal::TooLong);
-        }
-        let value = std::str::from_utf8(value).map_err(|_| BearerRefusal::NotBearer)?;
-        // The scheme is case-insensitive (RFC 9110 §11.1).
-        let token = match value.split_once(' ') {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-            _ => return Err(BearerRefusal::NotBearer),
-        };
-        self.verify(token)
     }
 
-    /// The principal of the compact JWS `token`.
+    /// The principal of the compact JWS `token`, checked against the keys held now (this never
+    /// refetches: [`BearerAuth::authenticate`] does).
     ///
     /// # Errors
     ///
     /// [`BearerRefusal`] saying why the token is refused.
     pub fn verify(&self, token: &str) -> Result<Principal, BearerRefusal> {
+        match &self.keys {
+            Keys::Fixed(keys) => self.verify_with(keys, token),
+            Keys::Remote(remote) => self.verify_with(&remote.current(), token),
+        }
+    }
+
+    fn verify_with(&self, keys: &KeySet, token: &str) -> Result<Principal, BearerRefusal> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(BearerRefusal::TooLong);
         }
@@ -339,7 +238,7 @@ impl BearerAuth {
             Some(Value::String(kid)) => kid,
             _ => return Err(BearerRefusal::MissingKid),
         };
-        let Some(key) = self.keys.iter().find(|key| &key.kid == kid) else {
+        let Some(key) = keys.find(kid) else {
             return Err(BearerRefusal::UnknownKid(kid.clone()));
         };
         let expected = format!("{:?}", key.algorithm);
@@ -387,6 +286,31 @@ impl BearerAuth {
             ErrorKind::Json(error) => BearerRefusal::InvalidClaims(error.to_string()),
             other => BearerRefusal::Malformed(format!("{other:?}")),
         }
+    }
+}
+
+/// The token of the one `Authorization: Bearer <token>` header among `authorization`'s values.
+///
+/// # Errors
+///
+/// [`BearerRefusal::Missing`], [`BearerRefusal::NotBearer`] or [`BearerRefusal::TooLong`].
+pub fn bearer_token<'a>(
+    mut authorization: impl Iterator<Item = &'a [u8]>,
+) -> Result<&'a str, BearerRefusal> {
+    let Some(value) = authorization.next() else {
+        return Err(BearerRefusal::Missing);
+    };
+    if authorization.next().is_some() {
+        return Err(BearerRefusal::NotBearer);
+    }
+    if value.len() > MAX_TOKEN_BYTES {
+        return Err(BearerRefusal::TooLong);
+    }
+    let value = std::str::from_utf8(value).map_err(|_| BearerRefusal::NotBearer)?;
+    // The scheme is case-insensitive (RFC 9110 §11.1).
+    match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => Ok(token.trim()),
+        _ => Err(BearerRefusal::NotBearer),
     }
 }
 

@@ -2,7 +2,7 @@
 //! certificates, and the refusal to expose an unauthenticated gateway beyond loopback.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use rustls::server::WebPkiClientVerifier;
@@ -10,9 +10,10 @@ use rustls::server::danger::ClientCertVerifier;
 use rustls_pki_types::CertificateDer;
 use rustls_pki_types::pem::PemObject;
 use server_identity::rustls::RootCertStore;
-use toolgate::auth::{BearerAuth, ToolPolicy};
+use toolgate::auth::{BearerAuth, JwksUrl, ToolPolicy};
 use toolgate::server::ServerOptions;
 
+use crate::cmd::serve::parse_duration;
 use crate::outcome::Failure;
 
 /// Who may call: bearer tokens, client certificates, or neither on purpose.
@@ -25,10 +26,19 @@ pub(crate) struct ClientAuthArgs {
     /// The audience tokens must name in `aud` (this gateway's resource identifier).
     #[arg(long, value_name = "AUD", requires_all = ["jwt_issuer", "jwks"])]
     pub(crate) jwt_audience: Option<String>,
-    /// The issuer's signing keys, a JWKS file (RFC 7517); RS256, ES256 and EdDSA keys, each
-    /// with a `kid`.
-    #[arg(long, value_name = "FILE", requires_all = ["jwt_issuer", "jwt_audience"])]
-    pub(crate) jwks: Option<PathBuf>,
+    /// The issuer's signing keys (RFC 7517; RS256, ES256 and EdDSA keys, each with a `kid`): a
+    /// file, or an https URL fetched at start with the --ca roots (a failure refuses to start)
+    /// and refetched when a token names an unknown kid (at most once per
+    /// --jwks-refetch-interval; a failed refetch keeps the keys held).
+    #[arg(long, value_name = "FILE|URL", requires_all = ["jwt_issuer", "jwt_audience"])]
+    pub(crate) jwks: Option<String>,
+    /// With an https --jwks: the shortest time between two refetches caused by tokens whose
+    /// kid is not in the cached set (the start-up fetch is not one).
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub(crate) jwks_refetch_interval: String,
+    /// With an https --jwks: the bound on one fetch (connect, TLS, request and body together).
+    #[arg(long, value_name = "DURATION", default_value = "10s")]
+    pub(crate) jwks_timeout: String,
     /// The gateway's URL as clients reach it, the `resource` of the metadata document; default:
     /// the request's scheme and Host, then /mcp.
     #[arg(long, value_name = "URL", requires = "jwks")]
@@ -62,13 +72,32 @@ impl ClientAuthArgs {
         )))
     }
 
-    /// Bearer tokens and the resource URL into `options`.
-    pub(crate) fn apply(&self, options: &mut ServerOptions) -> Result<(), Failure> {
+    /// Bearer tokens and the resource URL into `options`; a JWKS URL is fetched now, its
+    /// server authenticated by `roots` (the --ca roots).
+    pub(crate) async fn apply(
+        &self,
+        options: &mut ServerOptions,
+        roots: &Arc<RootCertStore>,
+    ) -> Result<(), Failure> {
         if let (Some(issuer), Some(audience), Some(jwks)) =
             (&self.jwt_issuer, &self.jwt_audience, &self.jwks)
         {
-            let auth = BearerAuth::from_jwks_file(issuer, audience, jwks)
-                .map_err(|error| Failure::Usage(error.to_string()))?;
+            let auth = if jwks.contains("://") {
+                let mut source = JwksUrl::new(jwks, roots.clone())
+                    .map_err(|error| Failure::Usage(error.to_string()))?;
+                source
+                    .refetch_interval(parse_duration(
+                        "--jwks-refetch-interval",
+                        &self.jwks_refetch_interval,
+                    )?)
+                    .timeout(parse_duration("--jwks-timeout", &self.jwks_timeout)?);
+                BearerAuth::from_jwks_url(issuer, audience, source)
+                    .await
+                    .map_err(|error| Failure::Usage(error.to_string()))?
+            } else {
+                BearerAuth::from_jwks_file(issuer, audience, Path::new(jwks))
+                    .map_err(|error| Failure::Usage(error.to_string()))?
+            };
             options.bearer_auth(Arc::new(auth));
         }
         if let Some(url) = &self.resource_url {

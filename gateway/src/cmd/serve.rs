@@ -63,8 +63,8 @@ pub(crate) struct ServeOptionArgs {
     /// HTTP; logs go to standard error.
     #[arg(long)]
     pub(crate) stdio: bool,
-    /// PEM trust roots for `tls_trust: webpki` upstreams (repeatable); default: the system
-    /// bundle.
+    /// PEM trust roots for `tls_trust: webpki` upstreams and an https --jwks (repeatable);
+    /// default: the system bundle.
     #[arg(long = "ca", value_name = "FILE")]
     pub(crate) ca: Vec<PathBuf>,
     /// SPIFFE X.509 bundle of a trust domain, PEM or SPIFFE bundle JSON (repeatable).
@@ -219,7 +219,9 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
             .allow_origin(origin)
             .map_err(|error| Failure::Usage(error.to_string()))?;
     }
-    args.client_auth.apply(&mut server_options)?;
+    args.client_auth
+        .apply(&mut server_options, &router_options.roots)
+        .await?;
     let tls = match (&args.tls_cert, &args.tls_key) {
         (Some(cert), Some(key)) => {
             Some(server_tls(cert, key, args.client_auth.client_verifier()?)?)

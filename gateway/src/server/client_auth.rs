@@ -71,8 +71,9 @@ pub(crate) fn metadata(
     Some(response)
 }
 
-/// The principal of a request to `/mcp`, or the 401 that refuses it.
-pub(crate) fn authenticate(
+/// The principal of a request to `/mcp`, or the 401 that refuses it. Waits only when the token
+/// names a `kid` the JWKS fetched from a URL lacks (one bounded refetch, shared).
+pub(crate) async fn authenticate(
     gateway: &Gateway,
     headers: &HeaderMap,
     host: Option<&str>,
@@ -88,7 +89,7 @@ pub(crate) fn authenticate(
         .get_all(header::AUTHORIZATION)
         .iter()
         .map(HeaderValue::as_bytes);
-    auth.authenticate(values).map_err(|refusal| {
+    auth.authenticate(values).await.map_err(|refusal| {
         let resource = resource_url(gateway, host, connection);
         tracing::info!(host = ?host, "refused a request: {refusal}");
         Box::new(unauthorized(&metadata_url(&resource), &refusal))

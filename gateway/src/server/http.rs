@@ -93,7 +93,9 @@ async fn route(
         );
     }
     let principal =
-        match client_auth::authenticate(gateway, request.headers(), host.as_deref(), connection) {
+        match client_auth::authenticate(gateway, request.headers(), host.as_deref(), connection)
+            .await
+        {
             Ok(principal) => principal,
             Err(response) => return *response,
         };
