@@ -17,7 +17,9 @@ use toolgate::mcp::ProtocolVersion;
 use toolgate_testkit::{DemoIdentity, GatewayClient};
 
 use crate::e2e_auth::{AUDIENCE, INITIALIZE, ISSUER, claims, header, raw, serve_exit};
-use crate::e2e_support::{Harness, ServeProcess, Setup, call_entries, run, temp_dir};
+use crate::e2e_support::{
+    Harness, ServeProcess, Setup, call_entries, eventually, eventually_async, run, temp_dir,
+};
 use crate::token_keys::{TestKey, ec_key, ed_key, jwks, mint};
 
 /// What the test JWKS server answers to every request.
@@ -148,6 +150,11 @@ fn roots(identity: &DemoIdentity) -> Arc<rustls::RootCertStore> {
 async fn gateway_fetching(server: &JwksServer, ca: &DemoIdentity, interval: Duration) -> Harness {
     let mut source = JwksUrl::new(&server.url, roots(ca)).unwrap();
     source.refetch_interval(interval);
+    gateway_with(source).await
+}
+
+/// A gateway whose keys come from `source`.
+async fn gateway_with(source: JwksUrl) -> Harness {
     let auth = BearerAuth::from_jwks_url(ISSUER, AUDIENCE, source)
         .await
         .unwrap();
@@ -382,6 +389,79 @@ fn a_failed_refetch_keeps_the_keys_held_and_the_unknown_kid_is_refused() {
                 "demo.add".into(),
                 "allowed".into()
             )]
+        );
+        harness.stop().await;
+    });
+}
+
+#[test]
+fn a_key_withdrawn_from_the_jwks_stops_verifying_once_the_set_is_older_than_its_max_age() {
+    run(async {
+        let tls = DemoIdentity::generate().unwrap();
+        let (old, new) = (ec_key("withdrawn"), ed_key("current"));
+        let server = JwksServer::start(&tls, Answer::Document(jwks(&[&old]))).await;
+        let mut source = JwksUrl::new(&server.url, roots(&tls)).unwrap();
+        source
+            .refetch_interval(Duration::from_secs(3600))
+            .max_age(Duration::from_millis(100));
+        let harness = gateway_with(source).await;
+        assert_eq!(add_as(&harness, &old, "alice").await, Ok(json!({"sum": 5})));
+
+        // The authorization server withdraws the key; no token names an unknown kid, so only
+        // the refresh of the aged set can notice.
+        server.serve(Answer::Document(jwks(&[&new])));
+        let old_token = mint(&old, &claims("alice"));
+        eventually_async("the withdrawn key's refusal", || async {
+            initialize_with(&harness, &old_token).await.0 == 401
+        })
+        .await;
+        let (status, challenge, body) = initialize_with(&harness, &old_token).await;
+        assert_eq!(
+            (status, challenge, body.as_str()),
+            (
+                401,
+                invalid_token_challenge(&harness),
+                "Unauthorized: the token's kid \"withdrawn\" is not in the gateway's JWKS"
+            )
+        );
+        assert_eq!(add_as(&harness, &new, "carol").await, Ok(json!({"sum": 5})));
+        assert_eq!(
+            decisions(&harness),
+            [
+                (
+                    "User::\"alice\"".into(),
+                    "demo.add".into(),
+                    "allowed".into()
+                ),
+                (
+                    "User::\"carol\"".into(),
+                    "demo.add".into(),
+                    "allowed".into()
+                ),
+            ]
+        );
+        harness.stop().await;
+    });
+}
+
+#[test]
+fn a_failed_refresh_of_an_aged_set_keeps_the_keys_held() {
+    run(async {
+        let tls = DemoIdentity::generate().unwrap();
+        let key = ec_key("held");
+        let server = JwksServer::start(&tls, Answer::Document(jwks(&[&key]))).await;
+        let mut source = JwksUrl::new(&server.url, roots(&tls)).unwrap();
+        source
+            .refetch_interval(Duration::from_secs(3600))
+            .max_age(Duration::from_millis(50));
+        let harness = gateway_with(source).await;
+        server.serve(Answer::Status(503));
+        // The start-up fetch and two failed refreshes.
+        eventually("two refreshes of the aged set", || server.requests() >= 3).await;
+        assert_eq!(add_as(&harness, &key, "dave").await, Ok(json!({"sum": 5})));
+        assert_eq!(
+            decisions(&harness),
+            [("User::\"dave\"".into(), "demo.add".into(), "allowed".into())]
         );
         harness.stop().await;
     });
@@ -652,6 +732,19 @@ fn serve_refuses_a_jwks_url_that_is_not_https_before_any_connection() {
         stderr.contains(
             "--jwks-refetch-interval \"soon\" is not a duration: write a positive whole number \
              and a unit, such as 250ms, 30s, 5m or 1h"
+        ),
+        "{stderr}"
+    );
+    let (code, stderr) = serve_refusing(
+        "https://127.0.0.1:1/jwks.json",
+        &ca,
+        &["--jwks-max-age", "0s"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "--jwks-max-age \"0s\" is not a duration: write a positive whole number and a \
+             unit, such as 250ms, 30s, 5m or 1h"
         ),
         "{stderr}"
     );

@@ -247,6 +247,22 @@ pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     panic!("{what} did not happen within 5 s");
 }
 
+/// Waits (bounded: 30 s, for conditions that take a round trip to test) until `condition`
+/// resolves to true.
+pub async fn eventually_async<F: Future<Output = bool>>(
+    what: &str,
+    mut condition: impl FnMut() -> F,
+) {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while tokio::time::Instant::now() < deadline {
+        if condition().await {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("{what} did not happen within 30 s");
+}
+
 /// The `toolgate` binary under test.
 pub const TOOLGATE: &str = env!("CARGO_BIN_EXE_toolgate");
 

@@ -1,7 +1,9 @@
 //! `--jwks https://…` (docs/design.md §7): the authorization server's JWK set, fetched over
 //! TLS with the gateway's trust roots, bounded in time and size, read by the same parser as a
 //! file ([`KeySet::parse`]), and refetched when a token names a `kid` the cached set lacks, at
-//! most once per interval, one fetch shared by every request that waits for it.
+//! most once per interval, one fetch shared by every request that waits for it; and refreshed
+//! in the background once it is older than its maximum age, so that a key the authorization
+//! server withdrew stops verifying tokens even when no token ever names an unknown `kid`.
 //!
 //! The network I/O lives here, in the gateway crate; the verification of tokens stays in
 //! [`super::bearer`] and never waits on a peer except through [`RemoteKeys::refetch_for`].
@@ -25,6 +27,9 @@ pub const DEFAULT_JWKS_TIMEOUT: Duration = Duration::from_secs(10);
 /// The default shortest time between two refetches caused by unknown `kid`s: a client sending
 /// made-up `kid`s makes the gateway fetch at most once per interval.
 pub const DEFAULT_JWKS_REFETCH_INTERVAL: Duration = Duration::from_secs(60);
+/// The default age after which the held set is refreshed in the background: how long a key
+/// the authorization server withdrew may still verify tokens here.
+pub const DEFAULT_JWKS_MAX_AGE: Duration = Duration::from_secs(300);
 /// The default largest JWKS document read (a set of a few dozen keys is a few KiB).
 pub const DEFAULT_MAX_JWKS_BYTES: usize = 256 * 1024;
 
@@ -140,6 +145,7 @@ pub struct JwksUrl {
     tls: Arc<rustls::ClientConfig>,
     timeout: Duration,
     refetch_interval: Duration,
+    max_age: Duration,
     max_bytes: usize,
 }
 
@@ -149,6 +155,7 @@ impl std::fmt::Debug for JwksUrl {
             .field("url", &self.url)
             .field("timeout", &self.timeout)
             .field("refetch_interval", &self.refetch_interval)
+            .field("max_age", &self.max_age)
             .field("max_bytes", &self.max_bytes)
             .finish_non_exhaustive()
     }
@@ -219,6 +226,7 @@ impl JwksUrl {
             tls: Arc::new(config),
             timeout: DEFAULT_JWKS_TIMEOUT,
             refetch_interval: DEFAULT_JWKS_REFETCH_INTERVAL,
+            max_age: DEFAULT_JWKS_MAX_AGE,
             max_bytes: DEFAULT_MAX_JWKS_BYTES,
         })
     }
@@ -232,6 +240,14 @@ impl JwksUrl {
     /// The shortest time between two refetches caused by tokens with an unknown `kid`.
     pub fn refetch_interval(&mut self, interval: Duration) -> &mut Self {
         self.refetch_interval = interval;
+        self
+    }
+
+    /// How old the held set may grow (at least 10 ms) before it is fetched again in the
+    /// background, whether or not a token names an unknown `kid`; a failed refresh keeps the
+    /// keys held and is tried again one `max_age` later.
+    pub fn max_age(&mut self, age: Duration) -> &mut Self {
+        self.max_age = age.max(Duration::from_millis(10));
         self
     }
 
@@ -334,6 +350,7 @@ impl JwksUrl {
     }
 }
 
+#[derive(Debug)]
 struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
 
 impl<T> Drop for AbortOnDrop<T> {
@@ -346,7 +363,9 @@ impl<T> Drop for AbortOnDrop<T> {
 #[derive(Debug)]
 pub(crate) struct RemoteKeys {
     source: JwksUrl,
-    current: RwLock<Arc<KeySet>>,
+    current: Arc<RwLock<Arc<KeySet>>>,
+    /// The background refresh of [`JwksUrl::max_age`]; it ends with these keys.
+    _refresh: AbortOnDrop<()>,
     /// When the last refetch was tried; held across the fetch, so that requests waiting on an
     /// unknown `kid` share one fetch.
     last_refetch: tokio::sync::Mutex<Option<Instant>>,
@@ -357,9 +376,15 @@ impl RemoteKeys {
     pub(crate) async fn start(source: JwksUrl) -> Result<RemoteKeys, JwksFetchError> {
         let keys = source.fetch_keys().await?;
         tracing::info!(url = %source.url, kids = ?keys.kids(), "fetched the JWKS");
+        let current = Arc::new(RwLock::new(Arc::new(keys)));
+        let refresh = AbortOnDrop(tokio::spawn(refresh_every_max_age(
+            source.clone(),
+            current.clone(),
+        )));
         Ok(RemoteKeys {
             source,
-            current: RwLock::new(Arc::new(keys)),
+            current,
+            _refresh: refresh,
             // The start-up fetch is not a refetch: a key published just after start is found
             // by the first token that names it.
             last_refetch: tokio::sync::Mutex::new(None),
@@ -405,6 +430,34 @@ impl RemoteKeys {
                     held.len()
                 );
                 held
+            }
+        }
+    }
+}
+
+/// Replaces the held set with a fresh fetch every [`JwksUrl::max_age`]; a failed fetch keeps
+/// the keys held (an unreachable authorization server must not lock every caller out) and says
+/// so at warn.
+async fn refresh_every_max_age(source: JwksUrl, current: Arc<RwLock<Arc<KeySet>>>) {
+    loop {
+        tokio::time::sleep(source.max_age).await;
+        match source.fetch_keys().await {
+            Ok(keys) => {
+                tracing::info!(
+                    url = %source.url,
+                    kids = ?keys.kids(),
+                    "refreshed the JWKS (older than its maximum age, {:?})",
+                    source.max_age
+                );
+                *current.write().unwrap_or_else(PoisonError::into_inner) = Arc::new(keys);
+            }
+            Err(error) => {
+                let held = current.read().unwrap_or_else(PoisonError::into_inner).len();
+                tracing::warn!(
+                    "refreshing the JWKS (older than its maximum age, {:?}) failed, keeping the \
+                     {held} keys fetched before: {error}",
+                    source.max_age
+                );
             }
         }
     }

@@ -36,6 +36,11 @@ pub(crate) struct ClientAuthArgs {
     /// kid is not in the cached set (the start-up fetch is not one).
     #[arg(long, value_name = "DURATION", default_value = "60s")]
     pub(crate) jwks_refetch_interval: String,
+    /// With an https --jwks: how old the fetched set may grow before it is fetched again in the
+    /// background (a key the authorization server withdrew verifies tokens at most this long;
+    /// a failed refresh keeps the keys held).
+    #[arg(long, value_name = "DURATION", default_value = "5m")]
+    pub(crate) jwks_max_age: String,
     /// With an https --jwks: the bound on one fetch (connect, TLS, request and body together).
     #[arg(long, value_name = "DURATION", default_value = "10s")]
     pub(crate) jwks_timeout: String,
@@ -90,6 +95,7 @@ impl ClientAuthArgs {
                         "--jwks-refetch-interval",
                         &self.jwks_refetch_interval,
                     )?)
+                    .max_age(parse_duration("--jwks-max-age", &self.jwks_max_age)?)
                     .timeout(parse_duration("--jwks-timeout", &self.jwks_timeout)?);
                 BearerAuth::from_jwks_url(issuer, audience, source)
                     .await
