@@ -278,7 +278,7 @@ fn compact_json(value: &Value) -> String {
     let text = canonicalize(value)
         .ok()
         .and_then(|bytes| String::from_utf8(bytes).ok())
-        .unwrap_or_else(|| value.to_string());
+        .unwrap_or_else(|| jcs_digest::order::to_string(value));
     escape_hidden_json(&text)
 }
 

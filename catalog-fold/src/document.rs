@@ -138,7 +138,7 @@ fn json_text(value: Option<&Value>) -> String {
     let Some(value) = value else {
         return String::from("absent");
     };
-    let text = value.to_string();
+    let text = jcs_digest::order::to_string(value);
     if text.chars().count() <= LIMIT {
         text
     } else {
@@ -174,8 +174,7 @@ fn describe_object(members: &Map<String, Value>) -> String {
     if members.is_empty() {
         return String::from("an empty object");
     }
-    let names: Vec<String> = members
-        .keys()
+    let names: Vec<String> = jcs_digest::order::names(members)
         .take(SHOWN)
         .map(|name| quote_short(name))
         .collect();

@@ -11,6 +11,7 @@
 
 use std::fmt;
 
+use jcs_digest::order;
 use serde_json::Value;
 
 use crate::code_points::{CodePoints, is_invisible};
@@ -82,8 +83,8 @@ impl fmt::Display for InvisibleText {
 }
 
 /// Every string value and member name in `definition` that holds invisible or
-/// direction-changing characters ([`is_invisible`]), depth first (members in the order the
-/// map holds them, an object's member names before its values).
+/// direction-changing characters ([`is_invisible`]), depth first (members in name order, an
+/// object's member names before its values; the same whatever serde_json's features).
 ///
 /// The whole definition is searched, not only `name`, `title` and `description`: the model
 /// reads all of it, schema titles and descriptions, enum values and property names included.
@@ -114,7 +115,7 @@ pub fn invisible_text(definition: &Value) -> Vec<InvisibleText> {
                 }
             }
             Value::Object(members) => {
-                for name in members.keys() {
+                for name in order::names(members) {
                     if let Some(code_points) = invisible_in(name) {
                         found.push(InvisibleText {
                             pointer: child(&pointer_of(&path), name),
@@ -123,7 +124,7 @@ pub fn invisible_text(definition: &Value) -> Vec<InvisibleText> {
                         });
                     }
                 }
-                for (name, member) in members.iter().rev() {
+                for (name, member) in order::members(members).rev() {
                     pending.push((depth + 1, Some(Step::Member(name)), member));
                 }
             }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use jcs_digest::order;
 use serde_json::{Map, Value};
 use server_identity::{EntrypointDigests, FileDigest};
 
@@ -329,7 +330,8 @@ fn read_env(
     };
     let mut env = BTreeMap::new();
     let mut valid = true;
-    for (name, value) in members {
+    // In name order, whatever order the map keeps: the problems are reported in this order.
+    for (name, value) in order::members(members) {
         let member_pointer = child(&env_pointer, name);
         valid &= check_variable_name(problems, name, member_pointer.clone());
         match process_text(problems, value, member_pointer, "a string") {
@@ -427,7 +429,9 @@ fn read_digests(
     }
     let mut digests = EntrypointDigests::new();
     let mut valid = true;
-    for (path_text, value) in members {
+    // In name order, whatever order the map keeps: which of two spellings of one file is the
+    // duplicate, and the order of the problems, must not depend on serde_json's features.
+    for (path_text, value) in order::members(members) {
         let member_pointer = child(&digests_pointer, path_text);
         if path_text.is_empty() || path_text.contains('\0') {
             let at = problems.at(member_pointer);

@@ -63,7 +63,8 @@ impl Problems<'_> {
         allowed: &'static [&'static str],
         why: &'static str,
     ) {
-        for member in object.keys() {
+        // In name order, whatever order the map keeps (serde_json's `preserve_order`).
+        for member in jcs_digest::order::names(object) {
             if !allowed.contains(&member.as_str()) {
                 let error = CatalogError::UnknownMember {
                     at: self.at(child(pointer, member)),

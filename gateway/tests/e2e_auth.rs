@@ -614,9 +614,24 @@ fn serve_without_cedar_refuses_a_policy() {
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains(
-            "--policy examples/policy.cedar: this toolgate was built without Cedar; rebuild \
-             with `--features cedar`"
+            "--policy examples/policy.cedar: this toolgate was built without Cedar; rebuild it \
+             with the cargo feature `cedar` (on by default)"
         ),
+        "{stderr}"
+    );
+    // So does --policy-schema: the schema is never read.
+    let (code, stderr) = serve_exit(
+        "127.0.0.1:0",
+        &[
+            "--policy",
+            "examples/policy.cedar",
+            "--policy-schema",
+            "examples/no-such.cedarschema",
+        ],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("--policy examples/policy.cedar: this toolgate was built without Cedar"),
         "{stderr}"
     );
 }

@@ -30,7 +30,15 @@ fn toolgate_demo_exits_0_and_prints_each_decision() {
         "received 0 application bytes",
         "call local.echo {\"text\":\"hello\"}  ->  allowed, result \"hello\"",
         "call local.echo {\"text\":\"hello\"}  ->  DENIED: identity_mismatch (JSON-RPC -32001)",
+        #[cfg(feature = "cedar")]
+        "call local.echo {\"text\":\"hello\"}  ->  DENIED: not_authorized (JSON-RPC -32005)",
+        #[cfg(feature = "cedar")]
+        "chain verified: 8 entries (allowed 3, not_authorized 1, identity_mismatch 2, definition_mismatch 1)",
+        #[cfg(feature = "cedar")]
+        "11 of 11 expectations held",
+        #[cfg(not(feature = "cedar"))]
         "chain verified: 7 entries (allowed 3, identity_mismatch 2, definition_mismatch 1)",
+        #[cfg(not(feature = "cedar"))]
         "10 of 10 expectations held",
     ] {
         assert!(

@@ -3,7 +3,7 @@
 use crate::util::toolgate;
 
 #[test]
-fn the_demo_shows_allowed_rug_pull_impostor_and_local_server_decisions() {
+fn the_demo_shows_allowed_rug_pull_impostor_local_server_and_policy_decisions() {
     let run = toolgate(&["demo"]);
     let text = &run.stdout;
     println!("{text}");
@@ -47,13 +47,7 @@ fn the_demo_shows_allowed_rug_pull_impostor_and_local_server_decisions() {
         ),
         "{text}"
     );
-    assert!(
-        text.contains(
-            "chain verified: 7 entries (allowed 3, identity_mismatch 2, definition_mismatch 1)"
-        ),
-        "{text}"
-    );
-    for expectation in [
+    let mut expectations = vec![
         "tools/list offers the four pinned tools (three remote, one local)",
         "demo.echo is allowed and returns \"hello\"",
         "the changed tool demo.echo is denied with definition_mismatch (-32002)",
@@ -63,12 +57,83 @@ fn the_demo_shows_allowed_rug_pull_impostor_and_local_server_decisions() {
         "local.echo on the pinned stdio server is allowed and returns \"hello\"",
         "after its tools file changed, local.echo is refused with identity_mismatch (-32001), anchor entrypoint",
         "no process was started for the changed server (one start in all)",
-        "the audit chain verifies and holds 3 allowed, 1 definition_mismatch, 2 identity_mismatch",
-    ] {
+    ];
+    if cfg!(feature = "cedar") {
+        policy_step(text);
+        expectations.extend([
+            "behind the policy, local.echo (destructive by MCP's defaults) is refused to the \
+             anonymous caller with not_authorized (-32005) and left out of its tools/list",
+            "the audit chain verifies and holds 3 allowed, 1 definition_mismatch, 2 \
+             identity_mismatch, 1 not_authorized",
+        ]);
+    } else {
+        // A build without Cedar says so and skips the step.
+        assert!(
+            text.contains(
+                "/policy.cedar: this toolgate was built without Cedar; rebuild it with the cargo \
+                 feature `cedar` (on by default)\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "chain verified: 7 entries (allowed 3, identity_mismatch 2, definition_mismatch 1)"
+            ),
+            "{text}"
+        );
+        expectations.push(
+            "the audit chain verifies and holds 3 allowed, 1 definition_mismatch, 2 identity_mismatch",
+        );
+    }
+    for expectation in &expectations {
         assert!(
             text.contains(&format!("  [ok] {expectation}\n")),
             "{expectation}\n{text}"
         );
     }
-    assert!(text.contains("10 of 10 expectations held"), "{text}");
+    let count = expectations.len();
+    assert!(
+        text.contains(&format!("\n{count} of {count} expectations held")),
+        "{text}"
+    );
+}
+
+/// The policy step: the same catalog behind examples/policy.cedar; the anonymous caller is
+/// refused the local tool, which MCP's defaults make destructive.
+fn policy_step(text: &str) {
+    assert!(
+        text.contains("(read-only tools for everyone, destructive tools for the ops group)\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "   tools/list for anonymous: demo.echo, demo.add, demo.get_time  (local.echo is left out)\n"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "   call local.echo {\"text\":\"hello\"}  ->  DENIED: not_authorized (JSON-RPC -32005)\n\
+             \x20    anonymous may not call \"local.echo\": no policy permits it (--policy)\n"
+        ),
+        "{text}"
+    );
+    let intro = "6. Who may call: the same catalog behind the Cedar policy ";
+    let policy_path = text
+        .lines()
+        .find_map(|line| line.strip_prefix(intro))
+        .and_then(|rest| rest.split(" (").next())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(
+        std::fs::read_to_string(policy_path).unwrap(),
+        include_str!("../../examples/policy.cedar"),
+        "the demo's policy is the example's"
+    );
+    assert!(
+        text.contains(
+            "chain verified: 8 entries (allowed 3, not_authorized 1, identity_mismatch 2, \
+             definition_mismatch 1)"
+        ),
+        "{text}"
+    );
 }

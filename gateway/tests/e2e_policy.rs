@@ -232,3 +232,171 @@ fn a_policy_that_cannot_be_used_is_refused_naming_the_line() {
         "{stderr}"
     );
 }
+
+const EXAMPLE_SCHEMA: &str = include_str!("../../examples/policy.cedarschema");
+
+#[test]
+fn the_example_policy_validates_against_the_example_schema() {
+    ToolPolicy::with_schema(
+        EXAMPLE_POLICY,
+        "examples/policy.cedar",
+        EXAMPLE_SCHEMA,
+        "examples/policy.cedarschema",
+    )
+    .unwrap();
+    // The files themselves, as `toolgate serve --policy … --policy-schema …` reads them.
+    let examples = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    ToolPolicy::from_files(
+        &examples.join("policy.cedar"),
+        Some(&examples.join("policy.cedarschema")),
+    )
+    .unwrap();
+    // Strict validation is real: the same policy with a misspelt attribute does not pass.
+    let misspelt = EXAMPLE_POLICY.replace("resource.read_only", "resource.readOnly");
+    let error = ToolPolicy::with_schema(
+        &misspelt,
+        "examples/policy.cedar",
+        EXAMPLE_SCHEMA,
+        "examples/policy.cedarschema",
+    )
+    .unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "--policy examples/policy.cedar:10:8: does not validate against --policy-schema \
+         examples/policy.cedarschema: for policy `read-only-for-everyone`, attribute `readOnly` \
+         on entity type `Tool` not found (did you mean `read_only`?); fix the policy or the schema"
+    );
+}
+
+/// Policies and schemas that cannot be used together, and the refusal each one gets.
+const SCHEMA_CASES: [(&str, &str, &str); 4] = [
+    // The schema does not parse.
+    (
+        "permit (principal, action, resource);\n",
+        "entity User = { groups?: Set<String> ;\n",
+        "--policy-schema s.cedarschema:1:38: error parsing schema: unexpected token `;`; fix the \
+         schema",
+    ),
+    // The schema names a type it does not declare.
+    (
+        "permit (principal, action, resource);\n",
+        "entity Tool = { owner: Person };\naction \"call\" appliesTo { principal: [Tool], \
+         resource: [Tool] };\n",
+        "--policy-schema s.cedarschema:1:24: failed to resolve type: Person (`Person` has not \
+         been declared as a common or entity type); fix the schema",
+    ),
+    // A policy reads an attribute the schema does not declare.
+    (
+        "@id(\"typo\")\npermit (principal, action == Action::\"call\", resource)\nwhen { \
+         resource.readonly };\n",
+        "",
+        "--policy p.cedar:3:8: does not validate against --policy-schema s.cedarschema: for \
+         policy `typo`, attribute `readonly` on entity type `Tool` not found (did you mean \
+         `read_only`?); fix the policy or the schema",
+    ),
+    // Two policies that do not validate: the first in the file is named, the other counted.
+    (
+        "permit (principal, action == Action::\"call\", resource) when { resource.destructive \
+         };\npermit (principal is Robot, action == Action::\"call\", resource);\npermit \
+         (principal, action == Action::\"call\", resource) when { resource.server == 1 };\n",
+        "",
+        "--policy p.cedar:2:22: does not validate against --policy-schema s.cedarschema: for \
+         policy `policy1`, unrecognized entity type `Robot` (did you mean `Tool`?) (and 1 more \
+         error); fix the policy or the schema",
+    ),
+];
+
+#[test]
+fn a_schema_or_a_policy_that_does_not_validate_is_refused_naming_file_line_and_reason() {
+    for (policy, schema, expected) in SCHEMA_CASES {
+        let schema = if schema.is_empty() {
+            EXAMPLE_SCHEMA
+        } else {
+            schema
+        };
+        let error =
+            ToolPolicy::with_schema(policy, "p.cedar", schema, "s.cedarschema").unwrap_err();
+        assert_eq!(error.to_string(), expected);
+    }
+    let (policy, _, _) = SCHEMA_CASES[2];
+    let error =
+        ToolPolicy::with_schema(policy, "p.cedar", EXAMPLE_SCHEMA, "s.cedarschema").unwrap_err();
+    let PolicyError::NotValid {
+        line,
+        column,
+        policy,
+        ..
+    } = &error
+    else {
+        panic!("{error:?}")
+    };
+    assert_eq!((*line, *column, policy.as_str()), (3, 8, "typo"));
+    // A policy that does not parse is refused as without a schema.
+    let error = ToolPolicy::with_schema("permit (", "p.cedar", EXAMPLE_SCHEMA, "s.cedarschema")
+        .unwrap_err();
+    assert!(
+        matches!(error, PolicyError::Parse { line: 1, .. }),
+        "{error:?}"
+    );
+}
+
+#[test]
+fn serve_refuses_to_start_on_a_schema_refusal_with_exit_2() {
+    let dir = temp_dir("policy-schema");
+    let catalog = dir.join("catalog.json");
+    std::fs::write(&catalog, "[]").unwrap();
+    let serve = |policy: &std::path::Path, schema: &std::path::Path| {
+        let output = std::process::Command::new(TOOLGATE)
+            .current_dir(&dir)
+            .args(["serve", "--catalog", catalog.to_str().unwrap(), "--audit"])
+            .arg(dir.join("audit.jsonl"))
+            .arg("--policy")
+            .arg(policy)
+            .arg("--policy-schema")
+            .arg(schema)
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    for (policy, schema, expected) in SCHEMA_CASES {
+        std::fs::write(dir.join("p.cedar"), policy).unwrap();
+        let schema = if schema.is_empty() {
+            EXAMPLE_SCHEMA
+        } else {
+            schema
+        };
+        std::fs::write(dir.join("s.cedarschema"), schema).unwrap();
+        let got = serve("p.cedar".as_ref(), "s.cedarschema".as_ref());
+        assert_eq!(got, (Some(2), format!("toolgate: {expected}\n")));
+        // Nothing was served, so no audit log was begun.
+        assert!(!dir.join("audit.jsonl").exists());
+    }
+    std::fs::write(dir.join("p.cedar"), EXAMPLE_POLICY).unwrap();
+    assert_eq!(
+        serve("p.cedar".as_ref(), "missing.cedarschema".as_ref()),
+        (
+            Some(2),
+            "toolgate: --policy-schema missing.cedarschema: cannot read it (No such file or \
+             directory (os error 2))\n"
+                .to_owned()
+        )
+    );
+    // --policy-schema alone is a usage error: there is nothing to validate.
+    let output = std::process::Command::new(TOOLGATE)
+        .args(["serve", "--catalog", catalog.to_str().unwrap(), "--audit"])
+        .arg(dir.join("audit.jsonl"))
+        .args(["--policy-schema", "s.cedarschema"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr).starts_with(
+            "error: the following required arguments were not provided:\n  --policy <FILE>\n"
+        ),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -58,6 +58,13 @@
 //! [`canonicalize`] accepts any `serde_json::Value` except one holding an integer outside
 //! ±(2^53−1) (which only a value built in code can hold); NaN and infinities cannot be held
 //! by a `serde_json::Number` at all.
+//!
+//! # Member order
+//!
+//! [`canonicalize`] sorts members itself (by UTF-16 code units), so it does not depend on the
+//! order a `serde_json::Map` keeps, which changes when any crate in the build turns on
+//! serde_json's `preserve_order`. [`order`] gives everything else the same independence:
+//! members in name order, and JSON text written in it.
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
@@ -66,6 +73,7 @@ mod canonical;
 mod digest;
 mod error;
 mod lexer;
+pub mod order;
 mod pointer;
 mod reader;
 mod scan;

@@ -15,6 +15,7 @@ use catalog_fold::{
     read_tools_document,
 };
 use catalog_key::ToolKey;
+use jcs_digest::order::Sorted;
 use jcs_digest::{Digest, Profile};
 use serde::Serialize;
 use serde_json::Value;
@@ -693,7 +694,8 @@ fn duplicates_catalog(served: &[u8], drifted: &[u8]) -> Result<Vec<u8>, CorpusEr
         serde_json::json!({"name": "", "description": "A tool whose name is empty."}),
         serde_json::json!({"name": "unnamed", "description": "A tool literally named unnamed."}),
     ];
-    pretty("the duplicates catalog", &tools)
+    // Members in name order whatever serde_json's features (jcs_digest::order).
+    pretty("the duplicates catalog", &Sorted(&Value::Array(tools)))
 }
 
 /// The overflow-rule catalog (see [`EDGE_OVERFLOW`]).
@@ -717,7 +719,7 @@ fn overflow_catalog() -> Result<Vec<u8>, CorpusError> {
         OVERFLOW_TWICE,
         format!("A second definition of overflow-{OVERFLOW_TWICE:03}."),
     ));
-    pretty("the overflow catalog", &tools)
+    pretty("the overflow catalog", &Sorted(&Value::Array(tools)))
 }
 
 /// Pretty JSON (two-space indentation, as `serde_json` writes it) with a trailing newline.

@@ -15,6 +15,7 @@
 
 use std::fmt;
 
+use jcs_digest::order::{self, Sorted};
 use serde_json::{Map, Value};
 
 use super::error_codes;
@@ -52,7 +53,7 @@ impl fmt::Display for RequestId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RequestId::Number(number) => write!(f, "{number}"),
-            RequestId::String(text) => write!(f, "{}", Value::String(text.clone())),
+            RequestId::String(text) => write!(f, "{}", Sorted(&Value::String(text.clone()))),
         }
     }
 }
@@ -499,7 +500,7 @@ impl Message {
                     out.push_str(&error.code.to_string());
                     if let Some(data) = &error.data {
                         out.push_str(",\"data\":");
-                        out.push_str(&data.to_string());
+                        out.push_str(&Sorted(data).to_string());
                     }
                     out.push_str(",\"message\":");
                     push_string(&mut out, &error.message);
@@ -524,7 +525,7 @@ impl Message {
 }
 
 fn push_string(out: &mut String, text: &str) {
-    out.push_str(&Value::from(text).to_string());
+    out.push_str(&Sorted(&Value::from(text)).to_string());
 }
 
 /// An id as written: `null` only in an error answering an unreadable message.
@@ -548,7 +549,9 @@ fn push_params(out: &mut String, params: Option<&Map<String, Value>>, arguments:
     };
     let carried = arguments.is_some();
     let mut arguments = arguments;
-    for (name, value) in params.into_iter().flatten() {
+    // In name order whatever order the map keeps (serde_json's `preserve_order`), so that
+    // `arguments` lands in its sorted place.
+    for (name, value) in params.into_iter().flat_map(order::members) {
         if carried && name.as_str() == "arguments" {
             continue;
         }
@@ -562,7 +565,7 @@ fn push_params(out: &mut String, params: Option<&Map<String, Value>>, arguments:
         separator(out);
         push_string(out, name);
         out.push(':');
-        out.push_str(&value.to_string());
+        out.push_str(&Sorted(value).to_string());
     }
     if let Some(raw) = arguments {
         separator(out);

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::sync::Arc;
 
+use jcs_digest::order::Sorted;
 use serde_json::Value;
 
 use crate::well_formed::{DEFAULT_MAX_DEPTH, WellFormedError, check_well_formed, object_members};
@@ -36,9 +37,10 @@ impl RawJson {
         RawJson(Arc::from(text.trim_matches([' ', '\t', '\n', '\r'])))
     }
 
-    /// The JSON text of `value` (serde_json's compact form).
+    /// The JSON text of `value` (serde_json's compact form, members in name order whatever
+    /// serde_json's features).
     pub fn from_value(value: &Value) -> RawJson {
-        RawJson(Arc::from(value.to_string()))
+        RawJson(Arc::from(jcs_digest::order::to_string(value)))
     }
 
     /// The text.
@@ -79,7 +81,7 @@ impl RawJson {
         if has_it {
             return self.clone();
         }
-        let member = format!("{}:{}", Value::from(name), value);
+        let member = format!("{}:{}", Sorted(&Value::from(name)), Sorted(value));
         let rest = self.0[1..].trim_start_matches([' ', '\t', '\n', '\r']);
         let text = if rest.starts_with('}') {
             format!("{{{member}{rest}")

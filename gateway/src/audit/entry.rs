@@ -291,7 +291,7 @@ fn request_id(id: Option<&Value>) -> Value {
         None => Value::Null,
         Some(Value::String(text)) => bounded(text, MAX_SESSION).into(),
         Some(number @ Value::Number(_)) if canonicalize(number).is_ok() => number.clone(),
-        Some(other) => bounded(&other.to_string(), MAX_SESSION).into(),
+        Some(other) => bounded(&jcs_digest::order::to_string(other), MAX_SESSION).into(),
     }
 }
 

@@ -10,7 +10,7 @@ use std::str::FromStr;
 use catalog_store::CatalogEntry;
 use cedar_policy::{
     Authorizer, Context, Decision, Entities, Entity, EntityId, EntityTypeName, EntityUid, PolicyId,
-    PolicySet, Request, RestrictedExpression,
+    PolicySet, Request, RestrictedExpression, Schema, ValidationError, ValidationMode, Validator,
 };
 use miette::Diagnostic;
 use serde_json::Value;
@@ -33,12 +33,98 @@ impl ToolPolicy {
     ///
     /// [`PolicyError`] naming the file and, for a parse error, its line and column.
     pub fn from_file(path: &Path) -> Result<ToolPolicy, PolicyError> {
+        Self::from_files(path, None)
+    }
+
+    /// Loads the Cedar file at `path` and, with `schema`, validates it against the Cedar
+    /// schema in that file (`--policy-schema`; see [`ToolPolicy::with_schema`]).
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError`] naming the file and, for a parse or validation error, its line and
+    /// column.
+    pub fn from_files(path: &Path, schema: Option<&Path>) -> Result<ToolPolicy, PolicyError> {
         let shown = path.display().to_string();
         let text = std::fs::read_to_string(path).map_err(|source| PolicyError::Read {
             path: shown.clone(),
             source,
         })?;
-        Self::from_text(&text, &shown)
+        let Some(schema) = schema else {
+            return Self::from_text(&text, &shown);
+        };
+        let schema_shown = schema.display().to_string();
+        let schema_text =
+            std::fs::read_to_string(schema).map_err(|source| PolicyError::SchemaRead {
+                path: schema_shown.clone(),
+                source,
+            })?;
+        Self::with_schema(&text, &shown, &schema_text, &schema_shown)
+    }
+
+    /// Parses Cedar `text` and validates it against the Cedar schema `schema` (the
+    /// human-readable `.cedarschema` form) with Cedar's validator in strict mode: every entity
+    /// type, attribute and action a policy names must be declared, and every expression must
+    /// have the type its use needs. `origin` and `schema_origin` name the two texts in errors.
+    /// The schema checks the policies only: the entities of each request are what the
+    /// gateway builds (docs/design.md §7), whatever the schema declares.
+    ///
+    /// # Errors
+    ///
+    /// As [`ToolPolicy::from_text`]; [`PolicyError::SchemaParse`] or
+    /// [`PolicyError::SchemaInvalid`] for a schema that cannot be used;
+    /// [`PolicyError::NotValid`] for the first policy (in file order) that does not validate,
+    /// at the line and column the validator points to.
+    pub fn with_schema(
+        text: &str,
+        origin: &str,
+        schema: &str,
+        schema_origin: &str,
+    ) -> Result<ToolPolicy, PolicyError> {
+        let policy = Self::from_text(text, origin)?;
+        let (schema, schema_warnings) =
+            Schema::from_cedarschema_str(schema).map_err(|error| match first_offset(&error) {
+                Some(offset) => {
+                    let (line, column) = line_and_column(schema, offset);
+                    PolicyError::SchemaParse {
+                        path: schema_origin.to_owned(),
+                        line,
+                        column,
+                        message: diagnostic_text(&error),
+                    }
+                }
+                None => PolicyError::SchemaInvalid {
+                    path: schema_origin.to_owned(),
+                    message: diagnostic_text(&error),
+                },
+            })?;
+        for warning in schema_warnings {
+            tracing::warn!(
+                "--policy-schema {schema_origin}: {}",
+                diagnostic_text(&warning)
+            );
+        }
+        let validation = Validator::new(schema).validate(&policy.policies, ValidationMode::Strict);
+        let mut errors: Vec<(usize, &ValidationError)> = validation
+            .validation_errors()
+            .map(|error| (first_offset(error).unwrap_or(0), error))
+            .collect();
+        errors.sort_by_key(|(offset, _)| *offset);
+        if let Some((offset, error)) = errors.first() {
+            let (line, column) = line_and_column(text, *offset);
+            return Err(PolicyError::NotValid {
+                path: origin.to_owned(),
+                line,
+                column,
+                policy: error.policy_id().to_string(),
+                schema: schema_origin.to_owned(),
+                message: diagnostic_text(*error),
+                more: errors.len() - 1,
+            });
+        }
+        for warning in validation.validation_warnings() {
+            tracing::warn!("--policy {origin}: {}", diagnostic_text(warning));
+        }
+        Ok(policy)
     }
 
     /// Parses Cedar `text` (`origin` names it in errors).
@@ -48,10 +134,7 @@ impl ToolPolicy {
     /// [`PolicyError::Parse`] with the line and column of the first error.
     pub fn from_text(text: &str, origin: &str) -> Result<ToolPolicy, PolicyError> {
         let policies = PolicySet::from_str(text).map_err(|errors| {
-            let offset = errors
-                .labels()
-                .and_then(|mut labels| labels.next())
-                .map_or(0, |label| label.offset());
+            let offset = first_offset(&errors).unwrap_or(0);
             let (line, column) = line_and_column(text, offset);
             let message = errors
                 .iter()
@@ -143,14 +226,32 @@ fn type_name(name: &str) -> EntityTypeName {
     EntityTypeName::from_str(name).unwrap_or_else(|_| unreachable!("{name} is an identifier"))
 }
 
+/// Where a Cedar diagnostic points: the byte offset of its first label.
+fn first_offset(diagnostic: &dyn Diagnostic) -> Option<usize> {
+    diagnostic
+        .labels()
+        .and_then(|mut labels| labels.next())
+        .map(|label| label.offset())
+}
+
+/// A Cedar diagnostic's message, with its help when it has one.
+fn diagnostic_text(diagnostic: &dyn Diagnostic) -> String {
+    match diagnostic.help() {
+        Some(help) => format!("{diagnostic} ({help})"),
+        None => diagnostic.to_string(),
+    }
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`.
 fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset.min(text.len())];
+    let mut end = offset.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let before = &text[..end];
     let line = before.matches('\n').count() + 1;
-    let column = before
-        .rfind('\n')
-        .map_or(before.len(), |at| before.len() - at - 1)
-        + 1;
-    (line, column)
+    let line_start = before.rfind('\n').map_or(0, |at| at + 1);
+    (line, before[line_start..].chars().count() + 1)
 }
 
 /// The principal's entity: `User` with `scopes` and its token's simple claims (strings,

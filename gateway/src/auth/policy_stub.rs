@@ -27,6 +27,31 @@ impl ToolPolicy {
         })
     }
 
+    /// Always [`PolicyError::Unavailable`] (the schema is not read).
+    ///
+    /// # Errors
+    ///
+    /// Always: this build has no Cedar.
+    pub fn from_files(path: &Path, _schema: Option<&Path>) -> Result<ToolPolicy, PolicyError> {
+        Self::from_file(path)
+    }
+
+    /// Always [`PolicyError::Unavailable`].
+    ///
+    /// # Errors
+    ///
+    /// Always: this build has no Cedar.
+    pub fn with_schema(
+        _text: &str,
+        origin: &str,
+        _schema: &str,
+        _schema_origin: &str,
+    ) -> Result<ToolPolicy, PolicyError> {
+        Err(PolicyError::Unavailable {
+            path: origin.to_owned(),
+        })
+    }
+
     /// Always [`PolicyError::Unavailable`].
     ///
     /// # Errors

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use catalog_store::{Catalog, CatalogLoadError};
 use jcs_digest::Digest;
+use jcs_digest::order::Sorted;
 use serde_json::{Value, json};
 use toolgate::audit::{
     BrokenEntry, ChainProblem, ChainSummary, VerifyError, verify_file, verify_reader,
@@ -228,7 +229,7 @@ fn render_summary_json(file: &str, summary: &ChainSummary, catalog: Option<&Dige
         "catalog_loads": loads,
         "preallocated_bytes": summary.preallocated_bytes(),
     });
-    format!("{object}\n")
+    format!("{}\n", Sorted(&object))
 }
 
 fn head_text(summary: &ChainSummary) -> String {
@@ -257,7 +258,7 @@ fn render_head_mismatch_json(file: &str, summary: &ChainSummary, expected: &Dige
             "found": summary.last_hash().map(|hash| hash.to_string()),
         },
     });
-    format!("{object}\n")
+    format!("{}\n", Sorted(&object))
 }
 
 fn render_broken_text(file: &str, entry: &BrokenEntry) -> String {
@@ -290,6 +291,6 @@ fn render_broken_json(file: &str, entry: &BrokenEntry) -> String {
     broken["found"] = found;
     format!(
         "{}\n",
-        json!({"file": file, "verified": false, "broken": broken})
+        Sorted(&json!({"file": file, "verified": false, "broken": broken}))
     )
 }

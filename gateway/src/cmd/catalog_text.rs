@@ -184,16 +184,15 @@ fn object_text(members: &Map<String, Value>, order: &[&str], indent: &str, prett
     members_text(pairs, indent, pretty)
 }
 
-/// The members named in `order` first (in that order), then the others as the map holds them.
+/// The members named in `order` first (in that order), then the others in name order (whatever
+/// order the map keeps: serde_json's `preserve_order`).
 fn ordered<'a>(members: &'a Map<String, Value>, order: &[&str]) -> Vec<(&'a String, &'a Value)> {
     let mut out: Vec<(&String, &Value)> = order
         .iter()
         .filter_map(|name| members.get_key_value(*name))
         .collect();
     out.extend(
-        members
-            .iter()
-            .filter(|(name, _)| !order.contains(&name.as_str())),
+        jcs_digest::order::members(members).filter(|(name, _)| !order.contains(&name.as_str())),
     );
     out
 }
@@ -221,11 +220,9 @@ fn members_text(pairs: Vec<(&String, String)>, indent: &str, pretty: bool) -> St
 /// breaks, so indenting after each one is safe).
 fn value_text(value: &Value, indent: &str, pretty: bool) -> String {
     if pretty {
-        serde_json::to_string_pretty(value)
-            .unwrap_or_else(|_| value.to_string())
-            .replace('\n', &format!("\n{indent}"))
+        jcs_digest::order::to_string_pretty(value).replace('\n', &format!("\n{indent}"))
     } else {
-        value.to_string()
+        jcs_digest::order::to_string(value)
     }
 }
 

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use catalog_fold::{CatalogDigest, DefinitionDiff};
 use catalog_store::{Catalog, CatalogEntry, CatalogLoadError, ServerBinding, UpstreamServer};
+use jcs_digest::order::Sorted;
 use jcs_digest::{Digest, Profile, tool_definition_digest};
 use serde_json::{Value, json};
 use server_identity::{IdentityError, Observation};
@@ -366,7 +367,7 @@ pub(crate) fn run(args: &CatalogVerifyArgs) -> Result<Verdict, Failure> {
     let out = if args.json {
         format!(
             "{}\n",
-            json!({
+            Sorted(&json!({
                 "file": display_name(&args.file),
                 "servers": json_servers,
                 "summary": {
@@ -375,7 +376,7 @@ pub(crate) fn run(args: &CatalogVerifyArgs) -> Result<Verdict, Failure> {
                     "identity_mismatch": tally.mismatched, "unreachable": tally.unreachable,
                 },
                 "passed": passed,
-            })
+            }))
         )
     } else {
         format!("{text}{summary}")

@@ -57,6 +57,12 @@ pub(crate) struct ClientAuthArgs {
     /// `read_only` and `destructive`, context `{ protocol }`. Checked at start.
     #[arg(long, value_name = "FILE")]
     pub(crate) policy: Option<PathBuf>,
+    /// Validate the --policy file against this Cedar schema at start (Cedar's validator,
+    /// strict mode): a policy naming an undeclared type, attribute or action, or using a value
+    /// as the wrong type, refuses to start. examples/policy.cedarschema describes the gateway's
+    /// entities.
+    #[arg(long, value_name = "FILE", requires = "policy")]
+    pub(crate) policy_schema: Option<PathBuf>,
     /// Serve a non-loopback --listen address without --jwks or --client-ca (anyone who reaches
     /// it may call every catalog tool).
     #[arg(long)]
@@ -112,12 +118,13 @@ impl ClientAuthArgs {
         Ok(())
     }
 
-    /// The Cedar policy, parsed (a file that does not parse refuses to start, naming the line).
+    /// The Cedar policy, parsed and, with --policy-schema, validated (a file that does not
+    /// parse or validate refuses to start, naming the line).
     pub(crate) fn policy(&self) -> Result<Option<Arc<ToolPolicy>>, Failure> {
         let Some(path) = &self.policy else {
             return Ok(None);
         };
-        ToolPolicy::from_file(path)
+        ToolPolicy::from_files(path, self.policy_schema.as_deref())
             .map(|policy| Some(Arc::new(policy)))
             .map_err(|error| Failure::Usage(error.to_string()))
     }

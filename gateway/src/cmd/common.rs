@@ -40,7 +40,7 @@ pub(crate) fn digest_tools(
 /// A JSON string literal (serde_json's escaping) for hand-assembled JSON output whose member
 /// order we want to keep as documented.
 pub(crate) fn json_string(text: &str) -> String {
-    serde_json::Value::String(text.to_owned()).to_string()
+    jcs_digest::order::to_string(&serde_json::Value::String(text.to_owned()))
 }
 
 /// Writes `text` to standard output and flushes it (a closed pipe exits quietly).

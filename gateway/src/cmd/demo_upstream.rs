@@ -120,7 +120,7 @@ pub(crate) fn run(args: &DemoUpstreamArgs) -> Result<Verdict, Failure> {
             "cert_sha256": upstream.cert_fingerprint().to_string(),
         });
         let mut out = std::io::stdout();
-        writeln!(out, "{line}").map_err(stdout_error)?;
+        writeln!(out, "{}", jcs_digest::order::Sorted(&line)).map_err(stdout_error)?;
         out.flush().map_err(stdout_error)?;
         wait_for_shutdown().await;
         upstream.shutdown().await;

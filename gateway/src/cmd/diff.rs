@@ -141,7 +141,7 @@ fn render_json(
         .iter()
         .map(|c| {
             let changes = match differences.get(&c.key) {
-                Some(Some(difference)) => difference.to_json().to_string(),
+                Some(Some(difference)) => jcs_digest::order::to_string(&difference.to_json()),
                 _ => "null".to_owned(),
             };
             format!(

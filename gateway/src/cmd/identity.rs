@@ -101,7 +101,7 @@ fn render_json(url: &str, seen: &Observation) -> String {
         "not_before": seen.not_before.to_string(),
         "not_after": seen.not_after.to_string(),
     });
-    format!("{value}\n")
+    format!("{}\n", jcs_digest::order::Sorted(&value))
 }
 
 fn render_text(url: &str, seen: &Observation) -> String {

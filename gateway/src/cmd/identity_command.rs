@@ -159,7 +159,7 @@ fn render_json(argv: &[String], cwd: &Path, found: &Entrypoints) -> String {
         "files": files,
         "not_files": found.not_files,
     });
-    format!("{value}\n")
+    format!("{}\n", jcs_digest::order::Sorted(&value))
 }
 
 fn render_text(argv: &[String], cwd: &Path, found: &Entrypoints) -> String {
@@ -197,7 +197,7 @@ fn render_text(argv: &[String], cwd: &Path, found: &Entrypoints) -> String {
         "cwd": cwd.display().to_string(),
         "entrypoint_digests": found.digests_object(),
     });
-    let pretty = serde_json::to_string_pretty(&server).unwrap_or_default();
+    let pretty = jcs_digest::order::to_string_pretty(&server);
     out.push_str(&format!("  \"server\": {}\n", pretty.replace('\n', "\n  ")));
     out
 }

@@ -281,7 +281,10 @@ pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
         if kept == 1 { "y" } else { "ies" },
     );
     if args.json {
-        write_stdout(&format!("{}\n", summary_json(&label, path, &pinned)))?;
+        write_stdout(&format!(
+            "{}\n",
+            jcs_digest::order::Sorted(&summary_json(&label, path, &pinned))
+        ))?;
     }
     Ok(Verdict::Pass)
 }

@@ -333,7 +333,7 @@ impl RunningChild {
                 method,
                 code: error.code,
                 message: error.message,
-                data: error.data,
+                data: error.data.map(Box::new),
             },
         }
     }

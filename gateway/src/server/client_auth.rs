@@ -63,7 +63,8 @@ pub(crate) fn metadata(
         "bearer_methods_supported": ["header"],
         "resource_name": "toolgate",
     });
-    let mut response = http::Response::new(Full::new(Bytes::from(document.to_string())));
+    let mut response =
+        http::Response::new(Full::new(Bytes::from(jcs_digest::order::to_vec(&document))));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),

@@ -147,7 +147,10 @@ pub(crate) fn supported_versions() -> String {
 pub(crate) fn unsupported_version(requested: &Value) -> ErrorObject {
     let shown = match requested {
         Value::String(text) => format!("{:?}", text.chars().take(100).collect::<String>()),
-        other => other.to_string().chars().take(100).collect(),
+        other => jcs_digest::order::to_string(other)
+            .chars()
+            .take(100)
+            .collect(),
     };
     let stateless: Vec<&str> = ProtocolVersion::of_generation(Generation::Stateless)
         .map(ProtocolVersion::as_str)

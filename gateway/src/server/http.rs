@@ -27,6 +27,7 @@ use http::header::{self, HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
+use jcs_digest::order::Sorted;
 use serde_json::{Map, Value};
 
 use crate::auth::Principal;
@@ -428,8 +429,9 @@ fn check_envelope(headers: &HeaderMap, request: &Request) -> Result<ProtocolVers
         .and_then(|value| value.to_str().ok());
     if header_version.is_none() || header_version != body_version.as_str() {
         return Err(mismatch(format!(
-            "the MCP-Protocol-Version header ({}) does not match params._meta[{META_PROTOCOL_VERSION:?}] ({body_version})",
-            shown(header_version)
+            "the MCP-Protocol-Version header ({}) does not match params._meta[{META_PROTOCOL_VERSION:?}] ({})",
+            shown(header_version),
+            Sorted(body_version)
         )));
     }
     let method_header = headers
@@ -460,8 +462,9 @@ fn check_envelope(headers: &HeaderMap, request: &Request) -> Result<ProtocolVers
             }
             if header_name.as_deref() != body_name.as_str() {
                 return Err(mismatch(format!(
-                    "the Mcp-Name header ({}) does not match the body's params.{member} ({body_name})",
-                    shown(header_name.as_deref())
+                    "the Mcp-Name header ({}) does not match the body's params.{member} ({})",
+                    shown(header_name.as_deref()),
+                    Sorted(body_name)
                 )));
             }
         }

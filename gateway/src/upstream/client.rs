@@ -505,7 +505,7 @@ impl UpstreamClient {
                     method: method.to_owned(),
                     code: error.code,
                     message: error.message,
-                    data: error.data,
+                    data: error.data.map(Box::new),
                 }),
                 ResponsePayload::Result(result) if answer.status.is_success() => Ok(Exchanged {
                     result,

@@ -149,8 +149,9 @@ pub enum UpstreamError {
         code: i64,
         /// The upstream's error message.
         message: String,
-        /// The upstream's error data.
-        data: Option<Value>,
+        /// The upstream's error data (boxed: a `Value` is large when serde_json's
+        /// `preserve_order` is on, as cedar-policy-core turns it on).
+        data: Option<Box<Value>>,
     },
     /// `tools/list` went on for more pages than [`super::UpstreamOptions::max_list_pages`].
     #[error(

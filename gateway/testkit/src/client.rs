@@ -10,6 +10,7 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
+use jcs_digest::order;
 use serde_json::{Map, Value, json};
 
 use toolgate_mcp::{
@@ -215,10 +216,11 @@ impl GatewayClient {
         let message =
             json!({"jsonrpc": "2.0", "id": id, "method": methods::TOOLS_CALL, "params": params});
         let headers = self.routing_headers(methods::TOOLS_CALL, params.as_ref());
-        let text =
-            message
-                .to_string()
-                .replacen(&Value::from(PLACEHOLDER).to_string(), arguments, 1);
+        let text = order::to_string(&message).replacen(
+            &order::to_string(&Value::from(PLACEHOLDER)),
+            arguments,
+            1,
+        );
         self.send(Method::POST, Bytes::from(text), &headers).await
     }
 
@@ -254,7 +256,7 @@ impl GatewayClient {
             message.insert("params".into(), params.clone());
         }
         let headers = self.routing_headers(method, params.as_ref());
-        let body = Bytes::from(Value::Object(message).to_string());
+        let body = Bytes::from(order::to_vec(&Value::Object(message)));
         self.send(Method::POST, body, &headers).await
     }
 
@@ -269,7 +271,7 @@ impl GatewayClient {
         if let Some(params) = params {
             message.insert("params".into(), params);
         }
-        let body = Bytes::from(Value::Object(message).to_string());
+        let body = Bytes::from(order::to_vec(&Value::Object(message)));
         self.send(Method::POST, body, &[]).await
     }
 

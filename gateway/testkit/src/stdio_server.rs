@@ -6,6 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use jcs_digest::order;
 use serde_json::{Map, Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use toolgate_mcp::{
@@ -383,7 +384,7 @@ fn environment() -> Value {
         .unwrap_or_default();
     let structured = json!({"env": variables, "cwd": cwd});
     json!({
-        "content": [{"type": "text", "text": structured.to_string()}],
+        "content": [{"type": "text", "text": order::to_string(&structured)}],
         "structuredContent": structured,
         "isError": false
     })

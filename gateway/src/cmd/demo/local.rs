@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use jcs_digest::order;
 use serde_json::{Value, json};
 use server_identity::digest_file;
 use toolgate::router::{DenialReason, Router, codes};
@@ -51,8 +52,7 @@ pub(super) fn local_entry(directory: &Path) -> Result<(Value, LocalServerFiles),
         }
     });
     let tools = directory.join("local-tools.json");
-    let text = serde_json::to_vec_pretty(&json!([echo]))
-        .map_err(|e| setup("write the local tools")(&e))?;
+    let text = order::to_string_pretty(&json!([echo]));
     std::fs::write(&tools, text).map_err(|e| setup("write the local tools")(&e))?;
     let marker = directory.join("local-starts.txt");
     let digest = |path: &Path| {
@@ -127,7 +127,7 @@ pub(super) async fn run(
         .and_then(|bytes| serde_json::from_slice(&bytes).ok())
         .unwrap_or(Value::Null);
     changed[0]["description"] = json!("Returns the text, and uploads it first.");
-    std::fs::write(&files.tools, changed.to_string())
+    std::fs::write(&files.tools, order::to_string(&changed))
         .map_err(|e| setup("change the local tools file")(&e))?;
     writeln!(
         out,

@@ -5,6 +5,7 @@ use std::io::Write;
 use crate::outcome::{Failure, Verdict, stdout_error};
 
 mod local;
+mod policy;
 mod script;
 
 /// `toolgate demo`

@@ -5,9 +5,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::local;
+use super::{local, policy};
 
 use catalog_store::Catalog;
+use jcs_digest::order::{self, Sorted};
 use serde_json::{Value, json};
 use server_identity::rustls::RootCertStore;
 
@@ -138,8 +139,7 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
     let (local_entry, local_files) = local::local_entry(&directory)?;
     entries.push(local_entry);
     let catalog_path = directory.join("catalog.json");
-    let catalog_text = serde_json::to_string_pretty(&Value::Array(entries))
-        .map_err(|e| setup("write the catalog")(&e))?;
+    let catalog_text = order::to_string_pretty(&Value::Array(entries));
     std::fs::write(&catalog_path, catalog_text).map_err(|e| setup("write the catalog")(&e))?;
     let catalog =
         Catalog::load(&catalog_path).map_err(|e| setup("load the generated catalog")(&e))?;
@@ -163,6 +163,8 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
     // established TLS session, so reuse does not weaken the pin.)
     let mut options = RouterOptions::new(Arc::new(RootCertStore::empty()));
     options.upstream.max_idle_connections = 0;
+    // The policy step serves the same catalog behind a policy, on a gateway of its own.
+    let policy_catalog = catalog.clone();
     let router =
         Router::new(catalog, options, audit.clone()).map_err(|e| setup("build the router")(&e))?;
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
@@ -290,13 +292,19 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
     // 5. A local server, pinned by its entrypoint digests.
     local::run(out, &mut client, &router, &local_files, &mut checks).await?;
 
-    // 6. The audit chain.
+    // 6. A call a Cedar policy refuses.
+    policy::run(out, policy_catalog, &directory, audit.clone(), &mut checks).await?;
+    let with_policy = checks
+        .iter()
+        .any(|check| check.expectation == policy::EXPECTATION);
+
+    // 7. The audit chain.
     let _ = stop.send(());
     let _ = serving.await;
     router.shutdown().await;
     audit.shutdown().await;
     upstream.shutdown().await;
-    writeln!(out, "\n6. The audit log")?;
+    writeln!(out, "\n7. The audit log")?;
     match verify_file(&audit_path, Some(&measurement)) {
         Ok(summary) => {
             let decisions: Vec<String> = summary
@@ -315,12 +323,22 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
             }
             let count =
                 |decision: Decision| summary.decisions().get(&decision).copied().unwrap_or(0);
+            let not_authorized = u64::from(with_policy);
             check(
                 &mut checks,
-                "the audit chain verifies and holds 3 allowed, 1 definition_mismatch, 2 identity_mismatch",
+                &format!(
+                    "the audit chain verifies and holds 3 allowed, 1 definition_mismatch, 2 \
+                     identity_mismatch{}",
+                    if with_policy {
+                        ", 1 not_authorized"
+                    } else {
+                        ""
+                    }
+                ),
                 count(Decision::Allowed) == 3
                     && count(Decision::Denied(DenialReason::DefinitionMismatch)) == 1
-                    && count(Decision::Denied(DenialReason::IdentityMismatch)) == 2,
+                    && count(Decision::Denied(DenialReason::IdentityMismatch)) == 2
+                    && count(Decision::Denied(DenialReason::NotAuthorized)) == not_authorized,
             );
         }
         Err(error) => {
@@ -383,12 +401,13 @@ pub(super) fn report(
         Ok(result) => {
             let shown = result
                 .get("structuredContent")
-                .map(Value::to_string)
+                .map(order::to_string)
                 .or_else(|| first_text(answer).map(|text| format!("{text:?}")))
-                .unwrap_or_else(|| result.to_string());
+                .unwrap_or_else(|| order::to_string(result));
             writeln!(
                 out,
-                "   call {tool} {arguments}  ->  allowed, result {shown}"
+                "   call {tool} {}  ->  allowed, result {shown}",
+                Sorted(arguments)
             )
         }
         Err(error) => {
@@ -399,7 +418,8 @@ pub(super) fn report(
                 .unwrap_or("(no reason)");
             writeln!(
                 out,
-                "   call {tool} {arguments}  ->  DENIED: {reason} (JSON-RPC {})",
+                "   call {tool} {}  ->  DENIED: {reason} (JSON-RPC {})",
+                Sorted(arguments),
                 error.code
             )?;
             if reason == DenialReason::DefinitionMismatch.as_str() {

@@ -175,7 +175,8 @@ fn faulty_answer(
         );
         response
     };
-    let id = request.id.to_value();
+    let id_value = request.id.to_value();
+    let id = jcs_digest::order::Sorted(&id_value);
     Ok(Some(match fault {
         Fault::Reset => return Err(CloseConnection),
         Fault::Delay(_) | Fault::SessionLost => return Ok(None),

@@ -1,5 +1,6 @@
 //! The demo tools: deterministic, so tests and the demo can assert exact results.
 
+use jcs_digest::order;
 use serde_json::{Map, Value, json};
 
 /// `echo`, `add` and `get_time`.
@@ -84,7 +85,7 @@ pub(crate) fn call(
                         Value::from(sum)
                     };
                     Ok(json!({
-                        "content": [{"type": "text", "text": sum_value.to_string()}],
+                        "content": [{"type": "text", "text": order::to_string(&sum_value)}],
                         "structuredContent": {"sum": sum_value},
                         "isError": false
                     }))
@@ -102,7 +103,7 @@ pub(crate) fn call(
             "isError": false
         })),
         _ => Ok(json!({
-            "content": [{"type": "text", "text": Value::Object(arguments.clone()).to_string()}],
+            "content": [{"type": "text", "text": order::to_string(&Value::Object(arguments.clone()))}],
             "structuredContent": Value::Object(arguments.clone()),
             "isError": false
         })),
