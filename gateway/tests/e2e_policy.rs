@@ -11,8 +11,9 @@ use toolgate::auth::{BearerAuth, PolicyError, ToolPolicy};
 use toolgate::mcp::ProtocolVersion;
 use toolgate_testkit::GatewayClient;
 
-use crate::e2e_auth::{AUDIENCE, ISSUER, claims, ec_key, jwks, mint};
+use crate::e2e_auth::{AUDIENCE, ISSUER, claims};
 use crate::e2e_support::{Harness, Setup, TOOLGATE, call_entries, denial, run, temp_dir};
+use crate::token_keys::{TestKey, ec_key, jwks, mint};
 
 const EXAMPLE_POLICY: &str = include_str!("../../examples/policy.cedar");
 
@@ -28,7 +29,7 @@ fn tools() -> Vec<Value> {
 
 /// A gateway in front of `echo` (read-only) and `wipe` (destructive) with bearer tokens of
 /// `key` and `policy`.
-async fn start(key: &crate::e2e_auth::TestKey, policy: &str) -> Harness {
+async fn start(key: &TestKey, policy: &str) -> Harness {
     let auth = BearerAuth::from_jwks(ISSUER, AUDIENCE, &jwks(&[key]), "jwks").unwrap();
     let auth = Arc::new(auth);
     let policy = ToolPolicy::from_text(policy, "policy.cedar").unwrap();
