@@ -13,11 +13,10 @@ use toolgate::audit::{AuditLog, DenialReason};
 use toolgate::auth::{PolicyError, ToolPolicy};
 use toolgate::mcp::ProtocolVersion;
 use toolgate::router::{Router, RouterOptions, codes};
-use toolgate::server::{Gateway, MCP_PATH, ServerOptions};
 use toolgate_testkit::GatewayClient;
 
 use super::local::LOCAL_TOOL;
-use super::script::{DemoCheck, DemoError, check, denial, report, setup};
+use super::script::{DemoCheck, DemoError, Served, check, denial, report, setup};
 
 /// The policy of `examples/policy.cedar`: read-only tools for everyone, destructive tools only
 /// for the `ops` group. The demo's caller is anonymous (a loopback gateway without client
@@ -74,18 +73,8 @@ pub(super) async fn run(
     options.policy = Some(Arc::new(policy));
     let router =
         Arc::new(Router::new(catalog, options, audit).map_err(|e| setup("build the router")(&e))?);
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| setup("listen on 127.0.0.1")(&e))?;
-    let address = listener
-        .local_addr()
-        .map_err(|e| setup("listen on 127.0.0.1")(&e))?;
-    let gateway = Gateway::new(router.clone(), ServerOptions::for_listen_address(address));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(gateway.serve_http(listener, None, async move {
-        let _ = stopped.await;
-    }));
-    let url = format!("http://{address}{MCP_PATH}");
+    let served = Served::start(router.clone()).await?;
+    let url = served.url.clone();
     writeln!(out, "   gateway    {url}  (--policy)")?;
 
     let outcome = async {
@@ -114,8 +103,7 @@ pub(super) async fn run(
         Ok::<(), DemoError>(())
     }
     .await;
-    let _ = stop.send(());
-    let _ = serving.await;
+    served.stop().await;
     router.shutdown().await;
     outcome
 }

@@ -165,21 +165,11 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
     options.upstream.max_idle_connections = 0;
     // The policy step serves the same catalog behind a policy, on a gateway of its own.
     let policy_catalog = catalog.clone();
-    let router =
-        Router::new(catalog, options, audit.clone()).map_err(|e| setup("build the router")(&e))?;
-    let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
-        .await
-        .map_err(|e| setup("listen on 127.0.0.1")(&e))?;
-    let address = listener
-        .local_addr()
-        .map_err(|e| setup("listen on 127.0.0.1")(&e))?;
-    let router = Arc::new(router);
-    let gateway = Gateway::new(router.clone(), ServerOptions::for_listen_address(address));
-    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let serving = tokio::spawn(gateway.serve_http(listener, None, async move {
-        let _ = stopped.await;
-    }));
-    let url = format!("http://{address}{MCP_PATH}");
+    let router = Arc::new(
+        Router::new(catalog, options, audit.clone()).map_err(|e| setup("build the router")(&e))?,
+    );
+    let served = Served::start(router.clone()).await?;
+    let url = served.url.clone();
     writeln!(out, "  gateway    {url}")?;
     writeln!(out, "  audit log  {}\n", audit_path.display())?;
 
@@ -299,8 +289,7 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
         .any(|check| check.expectation == policy::EXPECTATION);
 
     // 7. The audit chain.
-    let _ = stop.send(());
-    let _ = serving.await;
+    served.stop().await;
     router.shutdown().await;
     audit.shutdown().await;
     upstream.shutdown().await;
@@ -365,6 +354,41 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
         report.directory.display()
     )?;
     Ok(report)
+}
+
+/// A gateway serving a router on 127.0.0.1 over plain HTTP, until stopped.
+pub(super) struct Served {
+    /// Its MCP endpoint.
+    pub(super) url: String,
+    stop: tokio::sync::oneshot::Sender<()>,
+    serving: tokio::task::JoinHandle<io::Result<()>>,
+}
+
+impl Served {
+    pub(super) async fn start(router: Arc<Router>) -> Result<Served, DemoError> {
+        let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
+            .await
+            .map_err(|e| setup("listen on 127.0.0.1")(&e))?;
+        let address = listener
+            .local_addr()
+            .map_err(|e| setup("listen on 127.0.0.1")(&e))?;
+        let gateway = Gateway::new(router, ServerOptions::for_listen_address(address));
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let serving = tokio::spawn(gateway.serve_http(listener, None, async move {
+            let _ = stopped.await;
+        }));
+        Ok(Served {
+            url: format!("http://{address}{MCP_PATH}"),
+            stop,
+            serving,
+        })
+    }
+
+    /// Stops serving and waits until it has.
+    pub(super) async fn stop(self) {
+        let _ = self.stop.send(());
+        let _ = self.serving.await;
+    }
 }
 
 pub(super) fn check(checks: &mut Vec<DemoCheck>, expectation: &str, passed: bool) {
