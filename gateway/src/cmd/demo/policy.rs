@@ -16,7 +16,7 @@ use toolgate::router::{Router, RouterOptions, codes};
 use toolgate_testkit::GatewayClient;
 
 use super::local::LOCAL_TOOL;
-use super::script::{DemoCheck, DemoError, Served, check, denial, report, setup};
+use super::script::{DemoCheck, DemoError, Served, check, denial, report, setup, tool_names};
 
 /// The policy of `examples/policy.cedar`: read-only tools for everyone, destructive tools only
 /// for the `ops` group. The demo's caller is anonymous (a loopback gateway without client
@@ -81,10 +81,7 @@ pub(super) async fn run(
         let mut client = GatewayClient::new(&url, ProtocolVersion::V2025_11_25);
         client.connect().await?;
         let tools = client.list_tools().await?;
-        let names: Vec<&str> = tools
-            .iter()
-            .filter_map(|tool| tool["name"].as_str())
-            .collect();
+        let names = tool_names(&tools);
         writeln!(
             out,
             "   tools/list for anonymous: {}  ({LOCAL_TOOL} is left out)",

@@ -178,10 +178,7 @@ pub(crate) async fn run(out: &mut (dyn Write + Send)) -> Result<DemoReport, Demo
 
     // 1. The catalog's tools, under their catalog names.
     let tools = client.list_tools().await?;
-    let names: Vec<&str> = tools
-        .iter()
-        .filter_map(|tool| tool["name"].as_str())
-        .collect();
+    let names = tool_names(&tools);
     writeln!(
         out,
         "1. tools/list through the gateway: {}",
@@ -389,6 +386,14 @@ impl Served {
         let _ = self.stop.send(());
         let _ = self.serving.await;
     }
+}
+
+/// The `name` of each listed tool.
+pub(super) fn tool_names(tools: &[Value]) -> Vec<&str> {
+    tools
+        .iter()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect()
 }
 
 pub(super) fn check(checks: &mut Vec<DemoCheck>, expectation: &str, passed: bool) {
