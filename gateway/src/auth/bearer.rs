@@ -267,7 +267,7 @@ impl BearerAuth {
         let observed = |claim: &str| {
             segment(token, 1)
                 .ok()
-                .and_then(|claims| claims.get(claim).map(Value::to_string))
+                .and_then(|claims| claims.get(claim).map(jcs_digest::order::to_string))
                 .unwrap_or_else(|| "(absent)".to_owned())
         };
         match kind {
