@@ -5,6 +5,7 @@
 
 use serde_json::Number;
 
+use crate::error::StrictJsonErrorKind;
 use crate::scan;
 
 /// The largest integer a double holds exactly together with its neighbours (2^53−1).
@@ -17,6 +18,44 @@ pub(crate) enum LexError {
     LoneSurrogate { offset: usize },
     IntegerOutOfRange { literal: String, offset: usize },
     NumberOverflow { literal: String, offset: usize },
+}
+
+impl LexError {
+    /// The error's kind and the offset it starts at; `pointer(of_container)` is the reader's
+    /// JSON Pointer of the scalar (`true`: of the object holding it, for a member name, which
+    /// only a lone surrogate can be).
+    pub(crate) fn located(
+        self,
+        in_name: bool,
+        pointer: impl Fn(bool) -> String,
+    ) -> (StrictJsonErrorKind, usize) {
+        match self {
+            LexError::Syntax { message, offset } => {
+                (StrictJsonErrorKind::Syntax { message }, offset)
+            }
+            LexError::InvalidUtf8 { offset } => (StrictJsonErrorKind::InvalidUtf8, offset),
+            LexError::LoneSurrogate { offset } => (
+                StrictJsonErrorKind::LoneSurrogate {
+                    pointer: pointer(in_name),
+                },
+                offset,
+            ),
+            LexError::IntegerOutOfRange { literal, offset } => (
+                StrictJsonErrorKind::IntegerOutOfRange {
+                    pointer: pointer(false),
+                    literal,
+                },
+                offset,
+            ),
+            LexError::NumberOverflow { literal, offset } => (
+                StrictJsonErrorKind::NumberOverflow {
+                    pointer: pointer(false),
+                    literal,
+                },
+                offset,
+            ),
+        }
+    }
 }
 
 /// Where the characters written as escapes go.

@@ -272,32 +272,7 @@ impl Parser<'_> {
 
     /// Adds the JSON Pointer to a scalar's error; `in_name` when the scalar is a member name.
     fn lex_error(&self, error: LexError, in_name: bool) -> StrictJsonError {
-        let (kind, offset) = match error {
-            LexError::Syntax { message, offset } => {
-                (StrictJsonErrorKind::Syntax { message }, offset)
-            }
-            LexError::InvalidUtf8 { offset } => (StrictJsonErrorKind::InvalidUtf8, offset),
-            LexError::LoneSurrogate { offset } => (
-                StrictJsonErrorKind::LoneSurrogate {
-                    pointer: self.pointer(in_name),
-                },
-                offset,
-            ),
-            LexError::IntegerOutOfRange { literal, offset } => (
-                StrictJsonErrorKind::IntegerOutOfRange {
-                    pointer: self.pointer(false),
-                    literal,
-                },
-                offset,
-            ),
-            LexError::NumberOverflow { literal, offset } => (
-                StrictJsonErrorKind::NumberOverflow {
-                    pointer: self.pointer(false),
-                    literal,
-                },
-                offset,
-            ),
-        };
+        let (kind, offset) = error.located(in_name, |of_container| self.pointer(of_container));
         self.error(kind, offset)
     }
 
