@@ -158,7 +158,11 @@ async fn gateway_with(source: JwksUrl) -> Harness {
     let auth = BearerAuth::from_jwks_url(ISSUER, AUDIENCE, source)
         .await
         .unwrap();
-    let auth = Arc::new(auth);
+    gateway_using(Arc::new(auth)).await
+}
+
+/// A gateway authenticating callers with `auth`.
+async fn gateway_using(auth: Arc<BearerAuth>) -> Harness {
     let mut setup = Setup::new();
     setup.server_options = Some(Box::new(move |options| {
         options.bearer_auth(auth);
@@ -404,13 +408,22 @@ fn a_key_withdrawn_from_the_jwks_stops_verifying_once_the_set_is_older_than_its_
         source
             .refetch_interval(Duration::from_secs(3600))
             .max_age(Duration::from_millis(100));
-        let harness = gateway_with(source).await;
+        let auth = Arc::new(
+            BearerAuth::from_jwks_url(ISSUER, AUDIENCE, source)
+                .await
+                .unwrap(),
+        );
+        let harness = gateway_using(Arc::clone(&auth)).await;
         assert_eq!(add_as(&harness, &old, "alice").await, Ok(json!({"sum": 5})));
+        // A token verified once is held (its signature is not checked again)...
+        let old_token = mint(&old, &claims("alice"));
+        assert_eq!(initialize_with(&harness, &old_token).await.0, 200);
+        assert_eq!(initialize_with(&harness, &old_token).await.0, 200);
+        assert_eq!(auth.verified_tokens_held(), 2);
 
         // The authorization server withdraws the key; no token names an unknown kid, so only
-        // the refresh of the aged set can notice.
+        // the refresh of the aged set can notice, and then the held token is not accepted.
         server.serve(Answer::Document(jwks(&[&new])));
-        let old_token = mint(&old, &claims("alice"));
         eventually_async("the withdrawn key's refusal", || async {
             initialize_with(&harness, &old_token).await.0 == 401
         })
@@ -424,6 +437,8 @@ fn a_key_withdrawn_from_the_jwks_stops_verifying_once_the_set_is_older_than_its_
                 "Unauthorized: the token's kid \"withdrawn\" is not in the gateway's JWKS"
             )
         );
+        // Only add_as's token of alice, never presented again, is still held.
+        assert_eq!(auth.verified_tokens_held(), 1);
         assert_eq!(add_as(&harness, &new, "carol").await, Ok(json!({"sum": 5})));
         assert_eq!(
             decisions(&harness),

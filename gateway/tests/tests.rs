@@ -105,6 +105,10 @@ mod e2e_auth;
 // the keys, and every way the first fetch fails refusing serve (exit 2, the URL and the cause).
 mod e2e_jwks;
 
+// Verified tokens held: the same principal again without a signature check, until exp; refusals
+// never held; at most 1,024.
+mod verified_tokens;
+
 // Cedar authorization: the example policy, tools/list filtered, not_authorized audited with the
 // deciding policies, a policy that does not parse refusing serve.
 #[cfg(feature = "cedar")]

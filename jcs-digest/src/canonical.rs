@@ -63,6 +63,13 @@ pub fn write_canonical(value: &Value, out: &mut Vec<u8>) -> Result<(), Canonical
     write_value(value, out, "").inspect_err(|_| out.truncate(start))
 }
 
+/// Appends `text` as an RFC 8785 string (§3.2.2.2: `"`, `\\` and the controls escaped,
+/// everything else as it is): what [`write_canonical`] writes for `Value::String(text)`, without
+/// building the value.
+pub fn write_canonical_str(text: &str, out: &mut Vec<u8>) {
+    write_string(text, out);
+}
+
 /// The members of one object, in canonical order.
 enum Members<'v> {
     /// The map already iterates in UTF-16 order (the usual case for a `BTreeMap`).

@@ -81,7 +81,7 @@ mod stream;
 mod tool;
 
 pub use crate::{
-    canonical::{CanonicalizeError, canonicalize, write_canonical},
+    canonical::{CanonicalizeError, canonicalize, write_canonical, write_canonical_str},
     digest::{Digest, DigestParseError},
     error::{StrictJsonError, StrictJsonErrorKind},
     reader::{StrictReader, parse_strict},

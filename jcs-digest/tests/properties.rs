@@ -5,7 +5,7 @@
 //! strict domain as generated here (including `-0.0`, integral doubles and member names
 //! outside the Basic Multilingual Plane), so the generator is not restricted for it.
 
-use jcs_digest::{StrictJsonErrorKind, canonicalize, parse_strict};
+use jcs_digest::{StrictJsonErrorKind, canonicalize, parse_strict, write_canonical_str};
 use proptest::prelude::*;
 use serde_json::{Map, Number, Value};
 
@@ -86,6 +86,15 @@ proptest! {
         let ours = canonicalize(&value).unwrap();
         let oracle = serde_jcs::to_vec(&value).unwrap();
         prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(oracle).unwrap());
+    }
+
+    #[test]
+    fn a_string_written_alone_is_its_value_canonicalized(text in any_string(), before in any_string()) {
+        let mut out = before.clone().into_bytes();
+        write_canonical_str(&text, &mut out);
+        let mut expected = before.into_bytes();
+        expected.extend(canonicalize(&Value::String(text)).unwrap());
+        prop_assert_eq!(out, expected);
     }
 
     #[test]

@@ -1,7 +1,11 @@
 //! The hash chain: how an entry's `hash` is computed, and the head a writer appends to.
 
-use jcs_digest::{CanonicalizeError, Digest, canonicalize, write_canonical};
+use std::io::Write as _;
+
+use jcs_digest::{CanonicalizeError, Digest, canonicalize};
 use serde_json::Value;
+
+use crate::audit::members::EntryMembers;
 
 /// Where a writer stands in the chain: the `seq` and `prev` of the next entry.
 #[derive(Clone, Debug)]
@@ -31,51 +35,34 @@ impl AuditReceipt {
 
 impl ChainHead {
     /// Appends one line to `out`: `seq`, the `members` in order, `prev`, and `hash` = the digest
-    /// of the RFC 8785 form of everything before it (docs/design.md §5). The head moves on only when
-    /// the line was written.
-    pub(crate) fn append(
-        &mut self,
-        members: Vec<(&'static str, Value)>,
-        out: &mut Vec<u8>,
-    ) -> Result<AuditReceipt, CanonicalizeError> {
-        let seq = Value::from(self.next_seq);
-        let prev = Value::String(self.prev.to_string());
-        let mut line: Vec<(&str, &Value)> = Vec::with_capacity(members.len() + 2);
+    /// of the RFC 8785 form of everything before it (docs/design.md §5). The head moves on.
+    pub(crate) fn append(&mut self, members: &EntryMembers, out: &mut Vec<u8>) -> AuditReceipt {
+        let mut seq = Vec::with_capacity(20);
+        let _ = write!(seq, "{}", self.next_seq);
+        let mut prev = Vec::with_capacity(80);
+        let _ = write!(prev, "\"{}\"", self.prev);
+        let mut line: Vec<(&str, &[u8])> = Vec::with_capacity(members.len() + 2);
         line.push(("seq", &seq));
-        line.extend(members.iter().map(|(name, value)| (*name, value)));
+        line.extend(members.iter());
         line.push(("prev", &prev));
 
-        // Each value's RFC 8785 bytes are written once; the hash's preimage takes them in
+        // Every value is already in its RFC 8785 form; the hash's preimage takes them in
         // canonical member order, the line in reading order (seq first, prev and hash last).
         // The hash is over the canonical form, so either verifies. Names are distinct ASCII
         // identifiers: their byte order is RFC 8785's UTF-16 order, and they are written as
         // they are.
-        let mut values = Vec::with_capacity(512);
-        let mut spans = Vec::with_capacity(line.len());
-        for (_, value) in &line {
-            let start = values.len();
-            write_canonical(value, &mut values)?;
-            spans.push(start..values.len());
-        }
         let mut order: Vec<usize> = (0..line.len()).collect();
         order.sort_unstable_by_key(|&index| line[index].0);
-        let mut preimage = Vec::with_capacity(values.len() + 24 * line.len());
-        write_members(
-            order
-                .iter()
-                .map(|&index| (line[index].0, &values[spans[index].clone()])),
-            &mut preimage,
-        );
+        let mut preimage = Vec::with_capacity(members.value_bytes() + 24 * line.len() + 100);
+        write_members(order.iter().map(|&index| line[index]), &mut preimage);
         let hash = Digest::of(&preimage);
 
-        let hash_text = Value::String(hash.to_string());
         let mut hash_bytes = Vec::with_capacity(80);
-        write_canonical(&hash_text, &mut hash_bytes)?;
+        let _ = write!(hash_bytes, "\"{hash}\"");
         out.reserve(preimage.len() + hash_bytes.len() + 10);
         let members_in_reading_order = line
             .iter()
-            .zip(&spans)
-            .map(|((name, _), span)| (*name, &values[span.clone()]))
+            .copied()
             .chain(std::iter::once(("hash", hash_bytes.as_slice())));
         write_members(members_in_reading_order, out);
         out.push(b'\n');
@@ -85,7 +72,7 @@ impl ChainHead {
         };
         self.next_seq += 1;
         self.prev = hash;
-        Ok(receipt)
+        receipt
     }
 }
 

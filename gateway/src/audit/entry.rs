@@ -8,6 +8,7 @@ use jcs_digest::{CanonicalizeError, Digest, canonicalize};
 use serde_json::Value;
 
 use crate::audit::arguments::ArgumentsDigest;
+use crate::audit::members::EntryMembers;
 use crate::audit::time::rfc3339_utc;
 pub use crate::denial::DenialReason;
 
@@ -165,76 +166,49 @@ const MAX_FINGERPRINTS: usize = 8;
 const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 
 /// The members of a decision entry after `seq` and before `prev`, in the order a line shows them.
-pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> Vec<(&'static str, Value)> {
-    let digest = |d: &Option<Digest>| {
-        d.as_ref()
-            .map_or(Value::Null, |d| Value::String(d.to_string()))
-    };
-    let text = |t: &Option<String>, limit| {
-        t.as_deref()
-            .map_or(Value::Null, |t| bounded(t, limit).into())
-    };
-    let identity = record.identity.as_ref().map_or(Value::Null, |identity| {
-        let fingerprints: Vec<Value> = identity
-            .fingerprints
-            .iter()
-            .take(MAX_FINGERPRINTS)
-            .map(|fingerprint| bounded(fingerprint, MAX_NAME).into())
-            .collect();
-        let mut members = serde_json::json!({
-            "fingerprints": fingerprints,
-            "spiffe_id": text(&identity.spiffe_id, MAX_URL),
-        });
-        // Only when known, so entries without a pin read as before.
-        if let (Some(pin), Value::Object(object)) = (identity.pin, &mut members) {
-            object.insert("pin".to_owned(), pin.into());
-            object.insert(
-                "pinned_backup".to_owned(),
-                text(&identity.pinned_backup, MAX_NAME),
-            );
-        }
-        members
-    });
-    let latency_us = u64::try_from(record.latency.as_micros())
-        .unwrap_or(u64::MAX)
-        .min(MAX_SAFE_INTEGER);
-    let arguments_digest = record
-        .arguments
-        .as_ref()
-        .and_then(ArgumentsDigest::text)
-        .map_or(Value::Null, Value::from);
-    let mut members = vec![
-        ("time", rfc3339_utc(time).into()),
-        ("event", EVENT_CALL.into()),
-        ("principal", bounded(&record.principal, MAX_URL).into()),
-        ("tool", bounded(&record.tool, MAX_NAME).into()),
-        ("upstream_name", text(&record.upstream_name, MAX_NAME)),
-        ("upstream_url", text(&record.upstream_url, MAX_URL)),
-        ("identity", identity),
-        ("expected_definition", digest(&record.expected_definition)),
-        ("observed_definition", digest(&record.observed_definition)),
-        ("decision", record.decision.as_str().into()),
-        ("detail", bounded(&record.detail, MAX_DETAIL).into()),
-        ("arguments_digest", arguments_digest),
-    ];
+pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> EntryMembers {
+    let mut members = EntryMembers::new();
+    members.text("time", &rfc3339_utc(time), usize::MAX);
+    members.text("event", EVENT_CALL, usize::MAX);
+    members.text("principal", &record.principal, MAX_URL);
+    members.text("tool", &record.tool, MAX_NAME);
+    members.optional_text("upstream_name", record.upstream_name.as_deref(), MAX_NAME);
+    members.optional_text("upstream_url", record.upstream_url.as_deref(), MAX_URL);
+    match &record.identity {
+        None => members.optional_text("identity", None, 0),
+        // Members in canonical order; `pin` and `pinned_backup` only when known, so entries
+        // without a pin read as before.
+        Some(identity) => members.object("identity", |object| {
+            let fingerprints = identity.fingerprints.iter().take(MAX_FINGERPRINTS);
+            object.texts("fingerprints", fingerprints.map(String::as_str), MAX_NAME);
+            if let Some(pin) = identity.pin {
+                object.optional_text("pin", Some(pin), usize::MAX);
+                object.optional_text("pinned_backup", identity.pinned_backup.as_deref(), MAX_NAME);
+            }
+            object.optional_text("spiffe_id", identity.spiffe_id.as_deref(), MAX_URL);
+        }),
+    }
+    members.digest("expected_definition", record.expected_definition.as_ref());
+    members.digest("observed_definition", record.observed_definition.as_ref());
+    members.text("decision", record.decision.as_str(), usize::MAX);
+    members.text("detail", &record.detail, MAX_DETAIL);
+    let arguments_digest = record.arguments.as_ref().and_then(ArgumentsDigest::text);
+    members.optional_text("arguments_digest", arguments_digest.as_deref(), usize::MAX);
     // Only under a policy, so entries without one read as before.
     if let Some(policies) = &record.policies {
-        let ids: Vec<Value> = policies
-            .iter()
-            .take(MAX_FINGERPRINTS)
-            .map(|id| bounded(id, MAX_NAME).into())
-            .collect();
-        members.push(("policies", Value::Array(ids)));
+        let ids = policies.iter().take(MAX_FINGERPRINTS).map(String::as_str);
+        members.texts("policies", ids, MAX_NAME);
     }
     // Only when there were arguments that could not be digested: a `null` digest then says why.
     if let Some(ArgumentsDigest::NotComputable(reason)) = &record.arguments {
-        members.push(("arguments_not_digested", bounded(reason, MAX_DETAIL).into()));
+        members.text("arguments_not_digested", reason, MAX_DETAIL);
     }
-    members.extend([
-        ("session_id", text(&record.session_id, MAX_SESSION)),
-        ("request_id", request_id(record.request_id.as_ref())),
-        ("latency_us", latency_us.into()),
-    ]);
+    members.optional_text("session_id", record.session_id.as_deref(), MAX_SESSION);
+    request_id(&mut members, record.request_id.as_ref());
+    let latency_us = u64::try_from(record.latency.as_micros())
+        .unwrap_or(u64::MAX)
+        .min(MAX_SAFE_INTEGER);
+    members.number("latency_us", latency_us);
     members
 }
 
@@ -246,20 +220,16 @@ pub(crate) fn started_members(
     previous_catalog: Option<&Digest>,
     detail: &str,
     replica: Option<&str>,
-) -> Vec<(&'static str, Value)> {
-    let mut members = vec![
-        ("time", rfc3339_utc(time).into()),
-        ("event", EVENT_STARTED.into()),
-        ("catalog", catalog.to_string().into()),
-        (
-            "previous_catalog",
-            previous_catalog.map_or(Value::Null, |d| d.to_string().into()),
-        ),
-        ("detail", bounded(detail, MAX_DETAIL).into()),
-    ];
+) -> EntryMembers {
+    let mut members = EntryMembers::new();
+    members.text("time", &rfc3339_utc(time), usize::MAX);
+    members.text("event", EVENT_STARTED, usize::MAX);
+    members.digest("catalog", Some(catalog));
+    members.digest("previous_catalog", previous_catalog);
+    members.text("detail", detail, MAX_DETAIL);
     // Which of several replicas wrote this log (docs/replicas.md); absent when not named.
     if let Some(replica) = replica {
-        members.push(("replica", bounded(replica, MAX_NAME).into()));
+        members.text("replica", replica, MAX_NAME);
     }
     members
 }
@@ -270,47 +240,44 @@ pub(crate) fn catalog_loaded_members(
     time: SystemTime,
     catalog: &Digest,
     previous_catalog: &Digest,
-) -> Vec<(&'static str, Value)> {
-    vec![
-        ("time", rfc3339_utc(time).into()),
-        ("event", EVENT_CATALOG_LOADED.into()),
-        ("catalog", catalog.to_string().into()),
-        ("previous_catalog", previous_catalog.to_string().into()),
-        (
-            "detail",
-            "catalog reloaded (SIGHUP); later calls are decided under it".into(),
-        ),
-    ]
+) -> EntryMembers {
+    let mut members = EntryMembers::new();
+    members.text("time", &rfc3339_utc(time), usize::MAX);
+    members.text("event", EVENT_CATALOG_LOADED, usize::MAX);
+    members.digest("catalog", Some(catalog));
+    members.digest("previous_catalog", Some(previous_catalog));
+    members.text(
+        "detail",
+        "catalog reloaded (SIGHUP); later calls are decided under it",
+        usize::MAX,
+    );
+    members
 }
 
 /// A JSON-RPC id as the entry records it: a string (cut to the session limit) or a number with
 /// an exact RFC 8785 form as it is; anything else (which JSON-RPC does not allow) as its JSON
 /// text, so that the entry always has a digest.
-fn request_id(id: Option<&Value>) -> Value {
+fn request_id(members: &mut EntryMembers, id: Option<&Value>) {
+    const NAME: &str = "request_id";
     match id {
-        None => Value::Null,
-        Some(Value::String(text)) => bounded(text, MAX_SESSION).into(),
-        Some(number @ Value::Number(_)) if canonicalize(number).is_ok() => number.clone(),
-        Some(other) => bounded(&jcs_digest::order::to_string(other), MAX_SESSION).into(),
+        None => members.optional_text(NAME, None, 0),
+        Some(Value::String(text)) => members.text(NAME, text, MAX_SESSION),
+        Some(other) => {
+            if !other.is_number() || members.value(NAME, other).is_err() {
+                members.text(NAME, &jcs_digest::order::to_string(other), MAX_SESSION);
+            }
+        }
     }
-}
-
-/// `text`, cut at a character boundary to at most `limit` bytes plus a marker saying how much
-/// was cut.
-fn bounded(text: &str, limit: usize) -> String {
-    if text.len() <= limit {
-        return text.to_owned();
-    }
-    let mut end = limit;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…[{} more bytes]", &text[..end], text.len() - end)
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
 mod tests {
+    use proptest::prelude::*;
+    use serde_json::json;
+
     use super::*;
+    use crate::audit::members::bounded;
 
     #[test]
     fn decisions_round_trip_through_their_strings() {
@@ -330,20 +297,255 @@ mod tests {
         assert_eq!(bounded("aéb", 2), "a…[3 more bytes]");
     }
 
+    fn request_id_bytes(id: &Value) -> String {
+        let mut members = EntryMembers::new();
+        request_id(&mut members, Some(id));
+        let (name, bytes) = members.iter().next().unwrap();
+        assert_eq!(name, "request_id");
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
     #[test]
     fn request_ids_always_have_a_canonical_form() {
+        assert_eq!(request_id_bytes(&json!(7)), "7");
+        assert_eq!(request_id_bytes(&json!(1e3)), "1000");
+        assert_eq!(request_id_bytes(&json!("a\u{1}")), r#""a\u0001""#);
         assert_eq!(
-            request_id(Some(&serde_json::json!(7))),
-            serde_json::json!(7)
+            request_id_bytes(&json!(u64::MAX)),
+            r#""18446744073709551615""#
         );
         assert_eq!(
-            request_id(Some(&serde_json::json!("a"))),
-            serde_json::json!("a")
+            request_id_bytes(&json!({"b": 1, "a": [true]})),
+            r#""{\"a\":[true],\"b\":1}""#
         );
-        let huge = serde_json::json!(u64::MAX);
+    }
+
+    #[test]
+    fn a_decision_entry_writes_every_member_in_reading_order() {
+        let record = CallRecord {
+            upstream_name: Some("echo".into()),
+            upstream_url: Some("https://127.0.0.1:1/mcp".into()),
+            identity: Some(ObservedIdentity {
+                fingerprints: vec!["SHA256:ab".into()],
+                spiffe_id: None,
+                pin: Some("backup"),
+                pinned_backup: Some("SHA256:ab".into()),
+            }),
+            expected_definition: Some(Digest::of(b"a")),
+            detail: "ok".into(),
+            request_id: Some(json!(3)),
+            latency: Duration::from_micros(42),
+            ..CallRecord::new("demo.echo", Decision::Allowed)
+        };
+        let members = call_members(&record, std::time::UNIX_EPOCH);
+        let line: Vec<String> = members
+            .iter()
+            .map(|(name, bytes)| format!("{name}={}", String::from_utf8_lossy(bytes)))
+            .collect();
         assert_eq!(
-            request_id(Some(&huge)),
-            serde_json::json!("18446744073709551615")
+            line,
+            [
+                r#"time="1970-01-01T00:00:00.000000Z""#.to_owned(),
+                r#"event="tools/call""#.into(),
+                r#"principal="anonymous""#.into(),
+                r#"tool="demo.echo""#.into(),
+                r#"upstream_name="echo""#.into(),
+                r#"upstream_url="https://127.0.0.1:1/mcp""#.into(),
+                r#"identity={"fingerprints":["SHA256:ab"],"pin":"backup","pinned_backup":"SHA256:ab","spiffe_id":null}"#.into(),
+                format!(r#"expected_definition="{}""#, Digest::of(b"a")),
+                "observed_definition=null".into(),
+                r#"decision="allowed""#.into(),
+                r#"detail="ok""#.into(),
+                "arguments_digest=null".into(),
+                "session_id=null".into(),
+                "request_id=3".into(),
+                "latency_us=42".into(),
+            ]
         );
+    }
+
+    /// The members as the entry wrote them before they were written as bytes: `Value`s, each
+    /// canonicalized by `jcs_digest` (the reference the bytes must equal).
+    fn reference_members(record: &CallRecord, time: SystemTime) -> Vec<(&'static str, Value)> {
+        let digest = |d: &Option<Digest>| {
+            d.as_ref()
+                .map_or(Value::Null, |d| Value::String(d.to_string()))
+        };
+        let text = |t: &Option<String>, limit| {
+            t.as_deref()
+                .map_or(Value::Null, |t| bounded(t, limit).into())
+        };
+        let identity = record.identity.as_ref().map_or(Value::Null, |identity| {
+            let fingerprints: Vec<Value> = identity
+                .fingerprints
+                .iter()
+                .take(MAX_FINGERPRINTS)
+                .map(|fingerprint| bounded(fingerprint, MAX_NAME).into())
+                .collect();
+            let mut members = json!({
+                "fingerprints": fingerprints,
+                "spiffe_id": text(&identity.spiffe_id, MAX_URL),
+            });
+            if let (Some(pin), Value::Object(object)) = (identity.pin, &mut members) {
+                object.insert("pin".to_owned(), pin.into());
+                object.insert(
+                    "pinned_backup".to_owned(),
+                    text(&identity.pinned_backup, MAX_NAME),
+                );
+            }
+            members
+        });
+        let request_id = match record.request_id.as_ref() {
+            None => Value::Null,
+            Some(Value::String(text)) => bounded(text, MAX_SESSION).into(),
+            Some(number @ Value::Number(_)) if canonicalize(number).is_ok() => number.clone(),
+            Some(other) => bounded(&jcs_digest::order::to_string(other), MAX_SESSION).into(),
+        };
+        let mut members = vec![
+            ("time", rfc3339_utc(time).into()),
+            ("event", EVENT_CALL.into()),
+            ("principal", bounded(&record.principal, MAX_URL).into()),
+            ("tool", bounded(&record.tool, MAX_NAME).into()),
+            ("upstream_name", text(&record.upstream_name, MAX_NAME)),
+            ("upstream_url", text(&record.upstream_url, MAX_URL)),
+            ("identity", identity),
+            ("expected_definition", digest(&record.expected_definition)),
+            ("observed_definition", digest(&record.observed_definition)),
+            ("decision", record.decision.as_str().into()),
+            ("detail", bounded(&record.detail, MAX_DETAIL).into()),
+            (
+                "arguments_digest",
+                record
+                    .arguments
+                    .as_ref()
+                    .and_then(ArgumentsDigest::text)
+                    .map_or(Value::Null, Value::from),
+            ),
+        ];
+        if let Some(policies) = &record.policies {
+            let ids: Vec<Value> = policies
+                .iter()
+                .take(MAX_FINGERPRINTS)
+                .map(|id| bounded(id, MAX_NAME).into())
+                .collect();
+            members.push(("policies", Value::Array(ids)));
+        }
+        if let Some(ArgumentsDigest::NotComputable(reason)) = &record.arguments {
+            members.push(("arguments_not_digested", bounded(reason, MAX_DETAIL).into()));
+        }
+        let latency_us = u64::try_from(record.latency.as_micros())
+            .unwrap_or(u64::MAX)
+            .min(MAX_SAFE_INTEGER);
+        members.extend([
+            ("session_id", text(&record.session_id, MAX_SESSION)),
+            ("request_id", request_id),
+            ("latency_us", latency_us.into()),
+        ]);
+        members
+    }
+
+    /// Texts of every kind an entry may hold: empty, escapes and controls, multi-byte
+    /// characters, and longer than every limit (cut at a character boundary).
+    fn any_text() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z./:_-]{0,12}",
+            "[\\u{0}-\\u{1f}\"\\\\a-é€😀]{0,24}",
+            ("[aé€😀]{1,4}", 0usize..3).prop_map(|(unit, extra)| unit.repeat(700 + 700 * extra)),
+        ]
+    }
+
+    fn any_request_id() -> impl Strategy<Value = Option<Value>> {
+        prop_oneof![
+            Just(None),
+            any_text().prop_map(|text| Some(Value::from(text))),
+            any::<i64>().prop_map(|n| Some(Value::from(n))),
+            any::<u64>().prop_map(|n| Some(Value::from(n))),
+            (-1e300f64..1e300).prop_map(|n| Some(json!(n))),
+            Just(Some(json!({"b": [1, null], "a": "é"}))),
+            Just(Some(json!(true))),
+        ]
+    }
+
+    fn any_record() -> impl Strategy<Value = CallRecord> {
+        let identity = proptest::option::of((
+            proptest::collection::vec(any_text(), 0..10),
+            proptest::option::of(any_text()),
+            proptest::option::of(prop_oneof![Just("primary"), Just("backup")]),
+            proptest::option::of(any_text()),
+        ));
+        let arguments = proptest::option::of(prop_oneof![
+            any::<[u8; 4]>().prop_map(|seed| ArgumentsDigest::Sha256(Digest::of(&seed))),
+            any::<[u8; 32]>().prop_map(ArgumentsDigest::HmacSha256),
+            any_text().prop_map(ArgumentsDigest::NotComputable),
+        ]);
+        (
+            (
+                any_text(),
+                proptest::option::of(any_text()),
+                proptest::option::of(any_text()),
+            ),
+            identity,
+            (any::<bool>(), any::<bool>(), any_text()),
+            (
+                arguments,
+                proptest::option::of(any_text()),
+                any_request_id(),
+            ),
+            (
+                any_text(),
+                proptest::option::of(proptest::collection::vec(any_text(), 0..10)),
+            ),
+            any::<u64>(),
+        )
+            .prop_map(
+                |(
+                    (tool, upstream_name, upstream_url),
+                    identity,
+                    (expected, observed, detail),
+                    (arguments, session_id, request_id),
+                    (principal, policies),
+                    latency,
+                )| CallRecord {
+                    upstream_name,
+                    upstream_url,
+                    identity: identity.map(|(fingerprints, spiffe_id, pin, pinned_backup)| {
+                        ObservedIdentity {
+                            fingerprints,
+                            spiffe_id,
+                            pin,
+                            pinned_backup,
+                        }
+                    }),
+                    expected_definition: expected.then(|| Digest::of(b"expected")),
+                    observed_definition: observed.then(|| Digest::of(b"observed")),
+                    detail,
+                    arguments,
+                    session_id,
+                    request_id,
+                    principal,
+                    policies,
+                    latency: Duration::from_nanos(latency),
+                    ..CallRecord::new(tool, Decision::Denied(DenialReason::DefinitionMismatch))
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn members_written_as_bytes_equal_the_canonical_values(
+            record in any_record(),
+            micros in 0u64..4_102_444_800_000_000,
+        ) {
+            let time = std::time::UNIX_EPOCH + Duration::from_micros(micros);
+            let written: Vec<(&str, Vec<u8>)> = call_members(&record, time)
+                .iter()
+                .map(|(name, bytes)| (name, bytes.to_vec()))
+                .collect();
+            let reference: Vec<(&str, Vec<u8>)> = reference_members(&record, time)
+                .into_iter()
+                .map(|(name, value)| (name, canonicalize(&value).unwrap()))
+                .collect();
+            prop_assert_eq!(written, reference);
+        }
     }
 }

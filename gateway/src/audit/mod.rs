@@ -113,6 +113,7 @@ mod arguments;
 mod chain;
 mod entry;
 mod lock;
+mod members;
 mod time;
 mod verify;
 mod writer;

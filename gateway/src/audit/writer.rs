@@ -20,6 +20,7 @@ use crate::audit::arguments::{ArgumentKey, ArgumentsDigest};
 use crate::audit::chain::{AuditReceipt, ChainHead};
 use crate::audit::entry::{CallRecord, call_members, catalog_loaded_members, started_members};
 use crate::audit::lock::{LockFailure, lock_exclusive};
+use crate::audit::members::EntryMembers;
 use crate::audit::verify::{BrokenEntry, ChainProblem, VerifyError, verify_reader};
 
 /// How much longer than the write deadline a shutdown waits for a group in progress to finish
@@ -432,7 +433,7 @@ impl AuditLog {
             receipts: Vec::new(),
         });
         log.head.append(
-            started_members(
+            &started_members(
                 SystemTime::now(),
                 catalog,
                 previous_catalog.as_ref(),
@@ -440,7 +441,7 @@ impl AuditLog {
                 options.replica.as_deref(),
             ),
             &mut log.lines,
-        )?;
+        );
         let commit_started = Instant::now();
         if let Err((action, source)) = log.write_group(&path) {
             // A full disk can leave part of the line: cut it, so the log still verifies.
@@ -659,10 +660,11 @@ impl AuditLog {
                 receipts,
                 ..
             } = &mut *log;
-            receipts.extend(batch.iter().map(|queued| {
-                head.append(queued.entry.members(queued.time), lines)
-                    .map_err(AuditError::from)
-            }));
+            receipts.extend(
+                batch
+                    .iter()
+                    .map(|queued| Ok(head.append(&queued.entry.members(queued.time), lines))),
+            );
         }
         let commit_started = Instant::now();
         let written = log.write_group(&self.path);
@@ -966,7 +968,7 @@ enum Entry {
 }
 
 impl Entry {
-    fn members(&self, time: SystemTime) -> Vec<(&'static str, Value)> {
+    fn members(&self, time: SystemTime) -> EntryMembers {
         match self {
             Entry::Call(record) => call_members(record, time),
             Entry::CatalogLoaded { previous, catalog } => {

@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 use super::jwks::{JwksError, KeySet};
 use super::jwks_url::{JwksFetchError, JwksUrl, RemoteKeys};
 use super::principal::Principal;
+use super::verified::VerifiedTokens;
 
 /// The clock skew allowed on `exp` and `nbf`, in seconds.
 pub const LEEWAY_SECONDS: u64 = 60;
@@ -120,6 +121,8 @@ pub struct BearerAuth {
     issuer: String,
     audience: String,
     keys: Keys,
+    /// Tokens that verified against the keys held now (a hit skips the signature check).
+    verified: VerifiedTokens,
 }
 
 impl BearerAuth {
@@ -153,6 +156,7 @@ impl BearerAuth {
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
             keys: Keys::Fixed(Arc::new(keys)),
+            verified: VerifiedTokens::new(LEEWAY_SECONDS),
         })
     }
 
@@ -172,6 +176,7 @@ impl BearerAuth {
             issuer: issuer.to_owned(),
             audience: audience.to_owned(),
             keys: Keys::Remote(Box::new(keys)),
+            verified: VerifiedTokens::new(LEEWAY_SECONDS),
         })
     }
 
@@ -202,11 +207,14 @@ impl BearerAuth {
     }
 
     /// The principal of the compact JWS `token`, checked against the keys held now (this never
-    /// refetches: [`BearerAuth::authenticate`] does).
+    /// refetches: [`BearerAuth::authenticate`] does). A token that verified before against the
+    /// same keys and has not expired since is not checked again (see [`verified_tokens_held`]).
     ///
     /// # Errors
     ///
     /// [`BearerRefusal`] saying why the token is refused.
+    ///
+    /// [`verified_tokens_held`]: BearerAuth::verified_tokens_held
     pub fn verify(&self, token: &str) -> Result<Principal, BearerRefusal> {
         match &self.keys {
             Keys::Fixed(keys) => self.verify_with(keys, token),
@@ -214,10 +222,26 @@ impl BearerAuth {
         }
     }
 
-    fn verify_with(&self, keys: &KeySet, token: &str) -> Result<Principal, BearerRefusal> {
+    /// How many verified tokens are held, so that a caller presenting the same token again
+    /// pays no signature check: each until its `exp` (with the leeway) or until the key set
+    /// changes (a refetch or refresh), at most 1,024 tokens and 4 MiB of them.
+    pub fn verified_tokens_held(&self) -> usize {
+        self.verified.len()
+    }
+
+    fn verify_with(&self, keys: &Arc<KeySet>, token: &str) -> Result<Principal, BearerRefusal> {
         if token.len() > MAX_TOKEN_BYTES {
             return Err(BearerRefusal::TooLong);
         }
+        if let Some(principal) = self.verified.get(token, keys) {
+            return Ok(principal);
+        }
+        let principal = self.verify_in_full(keys, token)?;
+        self.verified.insert(token, keys, &principal);
+        Ok(principal)
+    }
+
+    fn verify_in_full(&self, keys: &KeySet, token: &str) -> Result<Principal, BearerRefusal> {
         let header = segment(token, 0)?;
         let alg = match header.get("alg") {
             Some(Value::String(alg)) => alg.as_str(),

@@ -12,6 +12,7 @@ pub mod policy;
 pub mod policy;
 mod policy_types;
 mod principal;
+mod verified;
 
 pub use self::bearer::{BearerAuth, BearerRefusal, MAX_TOKEN_BYTES, bearer_token};
 pub use self::jwks::JwksError;
