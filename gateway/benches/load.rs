@@ -6,7 +6,7 @@
 //! cargo bench -p toolgate --bench load -- [--clients 1,16,64] [--duration SECS | --calls N]
 //!     [--warmup SECS]
 //!     [--scenario all|direct|list|upstream-client|max-age|per-call|stdio-direct|stdio-per-call,…]
-//!     [--audit DIR] [--keep-audit] [--metrics]
+//!     [--audit DIR] [--keep-audit] [--metrics] [--compare [--cmcp-venv DIR]]
 //! ```
 //!
 //! One process, loopback only: a [`DemoUpstream`] over TLS with a generated certificate (the
@@ -38,6 +38,17 @@
 //! by the calls answered) and its **heap allocations per call** (a counting global allocator,
 //! `load/alloc.rs`, that counts every thread but the load runtime's).
 //!
+//! `--compare` runs the same clients, with every answer checked, through the other gateways
+//! installed from their packages, in the same process after the scenarios at each
+//! concurrency, each as a process of its own in front of the same upstream: cMCP
+//! (`cmcp-runtime` 0.7.1 from PyPI), from the venv `bash bench/compare-gateways.sh` creates
+//! (`bench/out/compare-venv`, or `--cmcp-venv DIR`, or `TOOLGATE_CMCP_VENV`). Its rows show
+//! the peer process's CPU per call (`/proc/PID/stat`) in the gateway CPU column and no
+//! allocation count. cMCP admits 10 calls per session and nothing in its configuration lifts
+//! that: the harness closes its session every 10 calls (`load/peer.rs` says how, and what it
+//! costs). When a peer is not installed, `--compare` stops before measuring anything (exit
+//! status 2), naming the peer and the command that installs it.
+//!
 //! The goals (benchmark goals, not tests), issue 16: in `max-age` with the audit log on tmpfs,
 //! at least half the direct throughput at 16 clients, at most 50 µs added at p50 with one client
 //! and at most 30 µs of gateway CPU per call; in `per-call` at most one `tools/list` round trip
@@ -47,6 +58,8 @@
 mod alloc;
 #[path = "load/client.rs"]
 mod client;
+#[path = "load/peer.rs"]
+mod peer;
 #[path = "load/report.rs"]
 mod report;
 
@@ -76,7 +89,7 @@ use toolgate_testkit::{approved_entry, pinned_entry};
 
 use self::client::{Connection, ECHO_TEXT, Exchange, Target};
 use self::report::{
-    CpuSample, GATEWAY_THREAD_NAME, GatewaySample, Measurement, TABLE_HEADER, WARM_UP_PREFIX,
+    CpuSample, GATEWAY_THREAD_NAME, Measurement, Sampled, TABLE_HEADER, WARM_UP_PREFIX,
     difference_us, load_average, micros,
 };
 
@@ -132,6 +145,14 @@ struct Args {
     /// (calls, stage histograms, handshakes, listings, audit sync time).
     #[arg(long)]
     metrics: bool,
+    /// Also run the load, at each concurrency after the scenarios, through the other gateways
+    /// installed by `bench/compare-gateways.sh` (cMCP); refused, saying how to install them,
+    /// when they are not.
+    #[arg(long)]
+    compare: bool,
+    /// The venv holding cMCP (default: $TOOLGATE_CMCP_VENV, else bench/out/compare-venv).
+    #[arg(long)]
+    cmcp_venv: Option<PathBuf>,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -159,6 +180,8 @@ enum Scenario {
     PerCall,
     StdioDirect,
     StdioPerCall,
+    /// cMCP in front of the same upstream (`--compare`; not in [`Scenario::ALL`]).
+    Cmcp,
 }
 
 impl Scenario {
@@ -181,6 +204,7 @@ impl Scenario {
             Scenario::PerCall => "gateway per-call",
             Scenario::StdioDirect => "direct tools/call (stdio)",
             Scenario::StdioPerCall => "gateway per-call, stdio upstream",
+            Scenario::Cmcp => peer::CMCP_LABEL,
         }
     }
 
@@ -236,12 +260,15 @@ enum Driver {
     Upstream(UpstreamClient),
     /// The gateway's local upstream, in-process (its child already started).
     Local(LocalUpstream),
+    /// Raw HTTP/1.1 to cMCP, in its shared session.
+    Cmcp(peer::CmcpClient),
 }
 
 impl Driver {
     /// One exchange: its latency (request prepared before, answer checked after the clock).
     async fn step(&mut self, id: u64) -> Result<Duration, String> {
         match self {
+            Driver::Cmcp(client) => client.step(id).await,
             Driver::Http {
                 connection,
                 exchange,
@@ -360,7 +387,7 @@ async fn client_loop(
 async fn run_load(
     scenario: Scenario,
     audit: &'static str,
-    through_gateway: bool,
+    sampled: Option<Sampled>,
     clients: usize,
     plan: Plan,
     warmup: Duration,
@@ -385,7 +412,7 @@ async fn run_load(
     // The CPU window starts with the measurement (after the warm-up).
     tokio::time::sleep_until(warm_end.into()).await;
     let cpu_before = CpuSample::now();
-    let gateway_before = through_gateway.then(GatewaySample::now);
+    let gateway_before = sampled.map(Sampled::now);
     let mut latencies = Vec::new();
     let mut errors = BTreeMap::new();
     let mut sent = 0;
@@ -400,7 +427,7 @@ async fn run_load(
         last = last.max(result.finished.unwrap_or(last));
     }
     let cpu_after = CpuSample::now();
-    let gateway = gateway_before.map(|before| (before, GatewaySample::now()));
+    let gateway = gateway_before.zip(sampled.map(Sampled::now));
     latencies.sort_unstable();
     Ok((
         Measurement {
@@ -442,7 +469,7 @@ async fn run_scenario(
                     LocalUpstream::new(setup.local_command.clone(), LocalOptions::default());
                 // Start the child (entrypoints verified) before the clock.
                 local.list_tools().await?;
-                let outcome = run_load(scenario, "-", false, clients, plan, warmup, async || {
+                let outcome = run_load(scenario, "-", None, clients, plan, warmup, async || {
                     Ok(Driver::Local(local.clone()))
                 })
                 .await;
@@ -450,7 +477,7 @@ async fn run_scenario(
                 outcome?
             }
             Scenario::UpstreamClient => {
-                run_load(scenario, "-", false, clients, plan, warmup, async || {
+                run_load(scenario, "-", None, clients, plan, warmup, async || {
                     let url: catalog_store::UpstreamUrl = setup
                         .upstream
                         .url()
@@ -471,7 +498,7 @@ async fn run_scenario(
                 } else {
                     Exchange::call(UPSTREAM_TOOL)
                 };
-                run_load(scenario, "-", false, clients, plan, warmup, async || {
+                run_load(scenario, "-", None, clients, plan, warmup, async || {
                     Ok(Driver::Http {
                         connection: Connection::open(&upstream_target).await?,
                         exchange: exchange.clone(),
@@ -561,7 +588,7 @@ async fn run_scenario(
     let outcome = run_load(
         scenario,
         setup.audit_kind,
-        true,
+        Some(Sampled::GatewayThreads),
         clients,
         plan,
         warmup,
@@ -758,7 +785,18 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
         None => Plan::Duration(Duration::from_secs_f64(args.duration)),
     };
     let warmup = Duration::from_secs_f64(args.warmup);
-    let scenarios = selected(&args);
+    let mut scenarios = selected(&args);
+    let cmcp = if args.compare {
+        let venv = args
+            .cmcp_venv
+            .clone()
+            .or_else(|| std::env::var_os("TOOLGATE_CMCP_VENV").map(PathBuf::from));
+        scenarios.push(Scenario::Cmcp);
+        peer::kill_on_interrupt();
+        Some(peer::CmcpInstall::locate(&peer::CmcpInstall::venv(venv))?)
+    } else {
+        None
+    };
     let setup = setup(&args).await?;
     eprintln!(
         "upstream {} (TLS, key-pinned {}), audit logs in {} ({}), metrics {}, {} CPUs, {} worker threads, load average {:.2} at start",
@@ -777,7 +815,12 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
     for &clients in &args.clients {
         for &scenario in &scenarios {
             eprintln!("  {} with {clients} clients …", scenario.label());
-            let measurement = run_scenario(&setup, scenario, clients, plan, warmup).await?;
+            let measurement = match (scenario, &cmcp) {
+                (Scenario::Cmcp, Some(cmcp)) => {
+                    peer::run_scenario(&setup, cmcp, clients, plan, warmup).await?
+                }
+                _ => run_scenario(&setup, scenario, clients, plan, warmup).await?,
+            };
             for (message, count) in &measurement.errors {
                 eprintln!("    ERROR ×{count}: {message}");
             }

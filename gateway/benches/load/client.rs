@@ -44,6 +44,19 @@ pub(crate) struct Exchange {
     name: Option<String>,
     /// The body after `{"jsonrpc":"2.0","id":N,`.
     body_tail: String,
+    answer: AnswerShape,
+}
+
+/// The shape of a good `tools/call` answer.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum AnswerShape {
+    /// The MCP result as the upstream writes it (and the gateway passes it through):
+    /// `isError: false` and the echoed text.
+    Mcp,
+    /// cMCP's: it rebuilds the result as `{"content": [{"type": "text", "text": …}], "_cmcp":
+    /// {…}}`, without `isError`, so the echoed text and the session it was counted in
+    /// (`_cmcp.session_id`, which the peer module needs to close that session) are required.
+    Cmcp,
 }
 
 impl Exchange {
@@ -54,6 +67,14 @@ impl Exchange {
             Some(tool.to_owned()),
             json!({"name": tool, "arguments": {"text": ECHO_TEXT}}),
         )
+    }
+
+    /// The same request as [`Exchange::call`], with cMCP's answer expected.
+    pub(crate) fn cmcp_call(tool: &str) -> Exchange {
+        Exchange {
+            answer: AnswerShape::Cmcp,
+            ..Exchange::call(tool)
+        }
     }
 
     /// `tools/list` (first page; the demo upstream serves one page).
@@ -72,6 +93,7 @@ impl Exchange {
             method,
             name,
             body_tail,
+            answer: AnswerShape::Mcp,
         }
     }
 
@@ -101,8 +123,9 @@ impl Exchange {
             .map_err(|error| format!("cannot build the request: {error}"))
     }
 
-    /// Whether `answer` is the expected successful answer to request `id`.
-    pub(crate) fn check(&self, id: u64, status: StatusCode, body: &[u8]) -> Result<(), String> {
+    /// Whether `answer` is the expected successful answer to request `id`; the answer, parsed,
+    /// when it is.
+    pub(crate) fn check(&self, id: u64, status: StatusCode, body: &[u8]) -> Result<Value, String> {
         let shown = || String::from_utf8_lossy(&body[..body.len().min(300)]).into_owned();
         if status != StatusCode::OK {
             return Err(format!("HTTP {status}: {}", shown()));
@@ -120,15 +143,18 @@ impl Exchange {
             ));
         };
         let good = if self.method == methods::TOOLS_CALL {
-            result.get("isError") == Some(&Value::Bool(false))
-                && result["content"][0]["text"].as_str() == Some(ECHO_TEXT)
+            let echoed = result["content"][0]["text"].as_str() == Some(ECHO_TEXT);
+            match self.answer {
+                AnswerShape::Mcp => result.get("isError") == Some(&Value::Bool(false)) && echoed,
+                AnswerShape::Cmcp => echoed && result["_cmcp"]["session_id"].is_string(),
+            }
         } else {
             result["tools"]
                 .as_array()
                 .is_some_and(|tools| !tools.is_empty())
         };
         if good {
-            Ok(())
+            Ok(answer)
         } else {
             Err(format!("unexpected {} result: {}", self.method, shown()))
         }

@@ -21,16 +21,7 @@ pub(crate) struct CpuSample {
 impl CpuSample {
     /// Reads `/proc/self/stat` and `/proc/stat` (zeros where they cannot be read).
     pub(crate) fn now() -> CpuSample {
-        let process_ticks = std::fs::read_to_string("/proc/self/stat")
-            .ok()
-            .and_then(|stat| {
-                // Fields after the parenthesized command name; utime and stime are fields 14
-                // and 15 of the whole line, so 12 and 13 after it.
-                let rest = &stat[stat.rfind(')')? + 1..];
-                let fields: Vec<&str> = rest.split_whitespace().collect();
-                Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
-            })
-            .unwrap_or(0);
+        let process_ticks = stat_ticks("/proc/self/stat");
         let machine_busy_ticks = std::fs::read_to_string("/proc/stat")
             .ok()
             .and_then(|stat| {
@@ -63,7 +54,25 @@ const AUDIT_THREAD_NAME: &str = "toolgate-audit";
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct GatewaySample {
     ticks: u64,
-    allocations: u64,
+    /// `None` for another gateway's process, whose allocations this process cannot count.
+    allocations: Option<u64>,
+}
+
+/// Whose CPU a run samples besides this process's: the gateway's threads (in this process), or
+/// another gateway's process (`--compare`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Sampled {
+    GatewayThreads,
+    Process(u32),
+}
+
+impl Sampled {
+    pub(crate) fn now(self) -> GatewaySample {
+        match self {
+            Sampled::GatewayThreads => GatewaySample::now(),
+            Sampled::Process(pid) => GatewaySample::of_process(pid),
+        }
+    }
 }
 
 impl GatewaySample {
@@ -83,16 +92,41 @@ impl GatewaySample {
                 if !(name.starts_with(GATEWAY_THREAD_NAME) || name == AUDIT_THREAD_NAME) {
                     continue;
                 }
-                let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
-                let field = |index: usize| fields.get(index).and_then(|v| v.parse::<u64>().ok());
-                ticks += field(11).unwrap_or(0) + field(12).unwrap_or(0);
+                ticks += utime_and_stime(&stat).unwrap_or(0);
             }
         }
         GatewaySample {
             ticks,
-            allocations: crate::alloc::counted(),
+            allocations: Some(crate::alloc::counted()),
         }
     }
+
+    /// The CPU ticks (utime + stime, all its threads) of process `pid`, from
+    /// `/proc/PID/stat`: another gateway's, run as a child. Zero when it cannot be read (the
+    /// process has ended).
+    pub(crate) fn of_process(pid: u32) -> GatewaySample {
+        GatewaySample {
+            ticks: stat_ticks(&format!("/proc/{pid}/stat")),
+            allocations: None,
+        }
+    }
+}
+
+/// utime + stime of the `stat` file at `path` (a process's or a thread's), 0 when it cannot be
+/// read.
+fn stat_ticks(path: &str) -> u64 {
+    std::fs::read_to_string(path)
+        .ok()
+        .and_then(|stat| utime_and_stime(&stat))
+        .unwrap_or(0)
+}
+
+/// utime + stime from the text of a `/proc/…/stat` file.
+fn utime_and_stime(stat: &str) -> Option<u64> {
+    // Fields after the parenthesized command name (which may hold spaces and parentheses);
+    // utime and stime are fields 14 and 15 of the whole line, so 12 and 13 after it.
+    let fields: Vec<&str> = stat[stat.rfind(')')? + 1..].split_whitespace().collect();
+    Some(fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?)
 }
 
 /// The 1-minute load average, from `/proc/loadavg`.
@@ -172,7 +206,7 @@ impl Measurement {
     /// Heap allocations on the gateway's threads per successful exchange.
     pub(crate) fn gateway_allocations_per_call(&self) -> Option<f64> {
         let (before, after) = self.gateway?;
-        let allocations = after.allocations.saturating_sub(before.allocations);
+        let allocations = after.allocations?.saturating_sub(before.allocations?);
         Some(allocations as f64 / (self.latencies.len().max(1) as f64))
     }
 
