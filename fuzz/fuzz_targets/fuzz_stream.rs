@@ -4,6 +4,12 @@
 //! same canonical bytes, digests and tools as `parse_strict` + `canonicalize` (and
 //! `read_tools_document` + `CatalogDigest::compute`), or the same error: same kind (pointer
 //! and literal included) at the same offset.
+//!
+//! Built by cargo-fuzz (`--cfg fuzzing`), `StreamReader::tool_definitions` reads every array
+//! that has a guessed middle in two halves on two threads, however small (its threshold is a
+//! megabyte otherwise), so the two-halves path is compared here with the one-thread path
+//! (`tool_definition` element by element) and with the tree path, and so is the gateway's
+//! `ToolsPage::read` (which uses it) with `ToolsPage::read_values` (the tree path).
 #![no_main]
 
 use catalog_fold::{
@@ -14,6 +20,7 @@ use jcs_digest::{
     canonicalize_strict, parse_strict,
 };
 use libfuzzer_sys::fuzz_target;
+use toolgate::definition_check::ToolsPage;
 
 fuzz_target!(|data: &[u8]| {
     // The whole document, canonically.
@@ -37,6 +44,29 @@ fuzz_target!(|data: &[u8]| {
         StreamedTool::from_value(value, Profile::Trace).expect("a strictly read value digests")
     });
     assert_eq!(tool, expected);
+
+    // The whole document as a tools array: in two halves (when it has a guessed middle) and
+    // element by element on one thread, the same tools or the same error.
+    let mut reader = StreamReader::new(data);
+    let split = reader
+        .tool_definitions(Profile::Trace)
+        .and_then(|tools| reader.finish().map(|()| tools));
+    let mut reader = StreamReader::new(data);
+    let one_thread = reader.enter_array().and_then(|()| {
+        let mut tools = Vec::new();
+        while reader.next_element()? {
+            tools.push(reader.tool_definition(Profile::Trace)?);
+        }
+        reader.finish().map(|()| tools)
+    });
+    assert_eq!(split, one_thread);
+
+    // The whole document as the result of a tools/list page, read by the gateway.
+    let streamed = ToolsPage::read(data)
+        .map(|page| (page.len(), page.next_cursor().map(str::to_owned)));
+    let mut values = Vec::new();
+    let tree = ToolsPage::read_values(data, &mut values).map(|cursor| (values.len(), cursor));
+    assert_eq!(streamed, tree);
 
     // The whole document as a tools/list document.
     let documents = read_tools_document(data);

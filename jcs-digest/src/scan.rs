@@ -21,23 +21,49 @@ fn bytes_below(word: u64, bound: u8) -> u64 {
 
 /// The index of the first special byte in `bytes` at or after `from`, or `bytes.len()`.
 pub(crate) fn next_string_special(bytes: &[u8], from: usize) -> usize {
-    let mut i = from;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
-            break;
-        };
-        let word = u64::from_le_bytes(chunk);
-        let mask = bytes_below(word ^ (ONES * u64::from(b'"')), 1)
+    first_flagged::<false>(bytes, from)
+}
+
+/// The index of the first special byte or byte of at least 0x80 (part of a multi-byte UTF-8
+/// sequence, which the streaming reader checks as it goes) in `bytes` at or after `from`, or
+/// `bytes.len()`.
+pub(crate) fn next_string_stop(bytes: &[u8], from: usize) -> usize {
+    first_flagged::<true>(bytes, from)
+}
+
+/// The index of the first special byte (with `HIGH`, or byte of at least 0x80) at or after
+/// `from`, or `bytes.len()`: sixteen bytes a step as two words, then byte by byte.
+fn first_flagged<const HIGH: bool>(bytes: &[u8], from: usize) -> usize {
+    let flags = |word: u64| {
+        let special = bytes_below(word ^ (ONES * u64::from(b'"')), 1)
             | bytes_below(word ^ (ONES * u64::from(b'\\')), 1)
             | bytes_below(word, 0x20);
-        if mask != 0 {
-            // Little-endian: the lowest set bit belongs to the first flagged byte.
-            return i + (mask.trailing_zeros() / 8) as usize;
+        if HIGH {
+            special | (word & HIGHS)
+        } else {
+            special
         }
-        i += 8;
+    };
+    let rest = bytes.get(from..).unwrap_or_default();
+    let mut chunks = rest.chunks_exact(16);
+    let mut i = from;
+    for chunk in &mut chunks {
+        let (low, high) = chunk.split_at(8);
+        let low = flags(word(low));
+        let high = flags(word(high));
+        if low | high != 0 {
+            // Little-endian: the lowest set bit belongs to the first flagged byte.
+            let first = if low != 0 {
+                low.trailing_zeros()
+            } else {
+                64 + high.trailing_zeros()
+            };
+            return i + (first / 8) as usize;
+        }
+        i += 16;
     }
-    while let Some(&byte) = bytes.get(i) {
-        if is_string_special(byte) {
+    for &byte in chunks.remainder() {
+        if is_string_special(byte) || (HIGH && byte >= 0x80) {
             return i;
         }
         i += 1;
@@ -45,32 +71,9 @@ pub(crate) fn next_string_special(bytes: &[u8], from: usize) -> usize {
     i
 }
 
-/// The index of the first special byte or byte of at least 0x80 (part of a multi-byte UTF-8
-/// sequence, which the streaming reader checks as it goes) in `bytes` at or after `from`, or
-/// `bytes.len()`.
-pub(crate) fn next_string_stop(bytes: &[u8], from: usize) -> usize {
-    let mut i = from;
-    while let Some(chunk) = bytes.get(i..i + 8) {
-        let Ok(chunk) = <[u8; 8]>::try_from(chunk) else {
-            break;
-        };
-        let word = u64::from_le_bytes(chunk);
-        let mask = bytes_below(word ^ (ONES * u64::from(b'"')), 1)
-            | bytes_below(word ^ (ONES * u64::from(b'\\')), 1)
-            | bytes_below(word, 0x20)
-            | (word & HIGHS);
-        if mask != 0 {
-            return i + (mask.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while let Some(&byte) = bytes.get(i) {
-        if is_string_special(byte) || byte >= 0x80 {
-            return i;
-        }
-        i += 1;
-    }
-    i
+/// Eight bytes as a little-endian word (`bytes` has eight).
+fn word(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes.try_into().unwrap_or_default())
 }
 
 #[cfg(test)]

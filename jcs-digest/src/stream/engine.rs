@@ -6,8 +6,8 @@ use std::collections::HashSet;
 
 use sha2::{Digest as _, Sha256};
 
-use super::{CanonicalObject, FLUSH_AT, Frame, LINEAR_DUPLICATE_SCAN, Span, StreamReader};
-use crate::canonical::{self, utf16_cmp_bytes};
+use super::{CanonicalObject, FLUSH_AT, Frame, LINEAR_DUPLICATE_SCAN, Name, Span, StreamReader};
+use crate::canonical;
 use crate::error::{StrictJsonError, StrictJsonErrorKind};
 use crate::lexer::{self, ByteSink, CharSink, Discard, LexError, LexedNumber, Utf8};
 use crate::pointer;
@@ -166,8 +166,8 @@ impl StreamReader<'_> {
             out.push(b'}');
         }
         if frame.object {
-            if let Some(&(start, _)) = self.names.get(frame.names_start) {
-                self.name_text.truncate(start);
+            if let Some(first) = self.names.get(frame.names_start) {
+                self.name_text.truncate(first.start);
             }
             self.names.truncate(frame.names_start);
         }
@@ -177,9 +177,7 @@ impl StreamReader<'_> {
     fn sort_members(&mut self, object: &CanonicalObject, out: &mut Vec<u8>) {
         let text = &self.name_text;
         let spans = &mut self.spans[object.spans_start..];
-        spans.sort_unstable_by(|a, b| {
-            utf16_cmp_bytes(&text[a.name.0..a.name.1], &text[b.name.0..b.name.1])
-        });
+        spans.sort_unstable_by(|a, b| a.name.cmp(&b.name, text));
         self.scratch.clear();
         for (index, span) in spans.iter().enumerate() {
             if index > 0 {
@@ -205,37 +203,36 @@ impl StreamReader<'_> {
         let input = self.input;
         lexer::string_bytes(input, &mut self.pos, &mut Utf8(&mut self.name_text))
             .map_err(|error| self.lex_error(error, true))?;
-        let end = self.name_text.len();
+        let name = Name::new(&self.name_text, start, self.name_text.len());
         let index = self.names.len();
-        if let Some(duplicate) = self.check_duplicate(start, end) {
+        if let Some(duplicate) = self.check_duplicate(&name) {
             let kind = StrictJsonErrorKind::DuplicateMember {
                 pointer: self.pointer(true),
                 name: duplicate,
             };
             return Err(self.error(kind, name_offset));
         }
-        self.names.push((start, end));
-        let name = &self.name_text[start..end];
+        self.names.push(name);
         if let Some(frame) = self.stack.last_mut() {
             if CANONICAL {
                 if let (Some(object), Some(previous)) = (&mut frame.canonical, frame.current) {
-                    let (p_start, p_end) = self.names[previous];
-                    if utf16_cmp_bytes(&self.name_text[p_start..p_end], name).is_ge() {
+                    if self.names[previous].cmp(&name, &self.name_text).is_ge() {
                         object.in_order = false;
                     }
                 }
                 self.spans.push(Span {
-                    name: (start, end),
+                    name,
                     start: out.len(),
                     end: out.len(),
                 });
                 // Every escape is longer than what it decodes to, so a name as long as its
                 // decoded text has none, and its raw bytes are already canonical.
                 let raw = &input[name_offset..self.pos];
-                if raw.len() == name.len() + 2 {
+                let decoded = name.bytes(&self.name_text);
+                if raw.len() == decoded.len() + 2 {
                     out.extend_from_slice(raw);
                 } else {
-                    canonical::write_string_bytes(name, out);
+                    canonical::write_string_bytes(decoded, out);
                 }
                 out.push(b':');
             }
@@ -249,30 +246,29 @@ impl StreamReader<'_> {
         Ok(index)
     }
 
-    /// Whether the innermost object already holds the name at `name_text[start..end]`: the
-    /// name, decoded, if it does.
-    fn check_duplicate(&mut self, start: usize, end: usize) -> Option<String> {
-        let name = &self.name_text[start..end];
+    /// Whether the innermost object already holds `name`: the name, decoded, if it does.
+    fn check_duplicate(&mut self, name: &Name) -> Option<String> {
+        let text = &self.name_text;
         let frame = self.stack.last_mut()?;
         let earlier = &self.names[frame.names_start..];
-        let duplicate = || Some(String::from_utf8_lossy(name).into_owned());
+        let bytes = name.bytes(text);
+        let duplicate = || Some(String::from_utf8_lossy(bytes).into_owned());
         if let Some(seen) = &mut frame.seen {
-            return if seen.insert(name.into()) {
+            return if seen.insert(bytes.into()) {
                 None
             } else {
                 duplicate()
             };
         }
-        let text = &self.name_text;
-        if earlier.iter().any(|&(s, e)| &text[s..e] == name) {
+        if earlier.iter().any(|other| other.same(name, text)) {
             return duplicate();
         }
         if earlier.len() + 1 >= LINEAR_DUPLICATE_SCAN {
             let mut seen: HashSet<Box<[u8]>> = earlier
                 .iter()
-                .map(|&(s, e)| Box::from(&text[s..e]))
+                .map(|other| other.bytes(text).into())
                 .collect();
-            seen.insert(name.into());
+            seen.insert(bytes.into());
             frame.seen = Some(seen);
         }
         None
@@ -357,7 +353,7 @@ impl StreamReader<'_> {
                 let name = frame
                     .current
                     .and_then(|index| self.names.get(index))
-                    .and_then(|&(start, end)| self.name_text.get(start..end))
+                    .map(|name| name.bytes(&self.name_text))
                     .unwrap_or_default();
                 pointer::push_member(&mut out, &String::from_utf8_lossy(name));
             } else {

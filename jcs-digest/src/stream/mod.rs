@@ -23,8 +23,10 @@ use crate::digest::Digest;
 use crate::error::StrictJsonError;
 use crate::lexer;
 use crate::reader::StrictReader;
+use name::Name;
 
 mod engine;
+mod name;
 mod tool;
 
 pub use tool::{StreamedTool, ToolName};
@@ -119,9 +121,9 @@ struct CanonicalObject {
 }
 
 /// One member of a canonical object in the output: `"name":value`, without the comma; `name`
-/// is where its decoded name is in `StreamReader::name_text`.
+/// is its decoded name.
 struct Span {
-    name: (usize, usize),
+    name: Name,
     start: usize,
     end: usize,
 }
@@ -160,8 +162,8 @@ pub struct StreamReader<'a> {
     stack: Vec<Frame>,
     /// Decoded member names of the open objects (UTF-8), end to end.
     name_text: Vec<u8>,
-    /// Ranges of `name_text`, one per member name read in an open object.
-    names: Vec<(usize, usize)>,
+    /// Where in `name_text` each member name read in an open object is.
+    names: Vec<Name>,
     spans: Vec<Span>,
     /// Where sorted members are assembled before they replace the unsorted ones.
     scratch: Vec<u8>,
@@ -340,11 +342,9 @@ impl<'a> StreamReader<'a> {
             }
         }
         let index = self.member_name::<false>(&mut Vec::new())?;
-        let (start, end) = self.names[index];
+        let name = self.names[index].bytes(&self.name_text);
         // The name was checked to be UTF-8 as it was read, so this cannot fall back.
-        Ok(Some(
-            std::str::from_utf8(&self.name_text[start..end]).unwrap_or_default(),
-        ))
+        Ok(Some(std::str::from_utf8(name).unwrap_or_default()))
     }
 
     /// Ends the document: only whitespace may follow the value that was read.

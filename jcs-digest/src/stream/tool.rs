@@ -26,7 +26,15 @@ const NAME_SLOT: usize = 3;
 /// Arrays with at least this much input left when they open are read in two halves on two
 /// threads (when the machine has more than one CPU); below it, a thread costs more than it
 /// saves.
+#[cfg(not(fuzzing))]
 const SPLIT_AT: usize = 1 << 20;
+
+/// Under the fuzzer (cargo-fuzz builds with `--cfg fuzzing`) every array that has a guessed
+/// middle is read in two halves, so that the two-halves path meets the fuzzer's small inputs
+/// (fuzz/fuzz_targets/fuzz_stream.rs compares it with the one-thread and the tree paths).
+/// Never in a build that is not fuzzed.
+#[cfg(fuzzing)]
+const SPLIT_AT: usize = 0;
 
 /// One element of a `tools` array, read by [`StreamReader::tool_definition`].
 #[derive(Clone, Debug, PartialEq, Eq)]
