@@ -15,7 +15,7 @@ mod catalog_gen;
 
 // The catalog file: entries over `catalog_entries::SERVERS` servers (shared with the unit
 // tests that compare the one- and two-thread loads).
-#[path = "catalog_entries.rs"]
+#[path = "support/catalog_entries.rs"]
 mod catalog_entries;
 
 use std::hint::black_box;

@@ -7,7 +7,7 @@
 #[rustfmt::skip]
 #[path = "../../../bench/catalog_gen.rs"]
 mod catalog_gen;
-#[path = "../../benches/catalog_entries.rs"]
+#[path = "../../benches/support/catalog_entries.rs"]
 mod catalog_entries;
 
 use std::sync::OnceLock;
