@@ -3,17 +3,22 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use jcs_digest::parse_strict;
+use jcs_digest::{Digest, JsonType, StreamReader, StrictJsonError};
 use serde_json::{Map, Value};
 
 use crate::binding::ServerBinding;
 use crate::endpoint::conflicting_identities;
 use crate::entry::{CatalogEntry, EntrySketch, read_entry};
 use crate::error::{CatalogError, CatalogLoadError, CollidingEntry};
+use crate::halves::{Threads, in_two_halves};
+use crate::invisible::{InvisibleText, invisible_text};
 use crate::location::child;
-use crate::measurement::{CatalogMeasurement, measure};
+use crate::measurement::{CatalogMeasurement, entry_digest, measure};
 use crate::members::Problems;
 use crate::warning::{CatalogWarning, find_warnings};
+
+#[cfg(test)]
+mod two_threads;
 
 /// The members of the object form of a catalog file.
 const CATALOG_MEMBERS: &[&str] = &["catalog_version", "entries"];
@@ -84,34 +89,73 @@ impl Catalog {
     ///
     /// A local server's bare `command[0]` is looked up on this process's `PATH` (its absolute
     /// directories), read once per load.
+    ///
+    /// On a machine with more than one CPU, a large catalog is loaded on two threads (scoped:
+    /// both have ended when this returns): the entry array of a file of a megabyte or more is
+    /// read in two halves at once, and the entries of a catalog of 64 or more are validated in
+    /// two halves at once. The result is the one a single thread gives, errors and their
+    /// order included.
     pub fn from_slice(bytes: &[u8]) -> Result<Catalog, CatalogLoadError> {
         Catalog::from_bytes(bytes, None)
     }
 
     fn from_bytes(bytes: &[u8], path: Option<&Path>) -> Result<Catalog, CatalogLoadError> {
+        Catalog::from_bytes_with(bytes, path, Threads::UpToTwo)
+    }
+
+    /// The load, on one thread or two: the same catalog or the same errors either way (the
+    /// unit tests compare them).
+    pub(crate) fn from_bytes_with(
+        bytes: &[u8],
+        path: Option<&Path>,
+        threads: Threads,
+    ) -> Result<Catalog, CatalogLoadError> {
         let invalid = |errors: Vec<CatalogError>| CatalogLoadError::Invalid {
             path: path.map(PathBuf::from),
             errors,
         };
-        let document =
-            parse_strict(bytes).map_err(|source| invalid(vec![CatalogError::Json { source }]))?;
+        let document = match threads {
+            #[cfg(test)]
+            Threads::One => jcs_digest::parse_strict(bytes),
+            _ => read_document(bytes),
+        }
+        .map_err(|source| invalid(vec![CatalogError::Json { source }]))?;
 
         let mut errors = Vec::new();
         let (catalog_version, mut elements, entries_pointer) = read_shape(document, &mut errors);
-        let mut entries = Vec::with_capacity(elements.len());
-        let mut sketches = Vec::with_capacity(elements.len());
         // Read once: every local server's bare command[0] is resolved on the same PATH.
         let path_var = std::env::var_os("PATH");
-        for (index, element) in elements.iter_mut().enumerate() {
+        // Each entry is read on its own (its problems, its definition digest, and once it is
+        // valid its measurement digest and invisible characters), so the two halves of the
+        // array can be read at once; their results are put back in file order.
+        let read = in_two_halves(&mut elements, threads, |index, element| {
+            let mut entry_errors = Vec::new();
             let (entry, sketch) = read_entry(
                 index,
                 element,
                 &entries_pointer,
-                &mut errors,
+                &mut entry_errors,
                 path_var.as_deref(),
             );
-            entries.extend(entry);
+            // What is left of the entry's tree is freed here, on this entry's thread.
+            drop(std::mem::take(element));
+            let entry = entry.map(|entry| {
+                let checked = EntryChecks::of(&entry);
+                (entry, checked)
+            });
+            (entry, sketch, entry_errors)
+        });
+        drop(elements);
+        let mut entries = Vec::with_capacity(read.len());
+        let mut checks = Vec::with_capacity(read.len());
+        let mut sketches = Vec::with_capacity(read.len());
+        for (entry, sketch, entry_errors) in read {
+            if let Some((entry, checked)) = entry {
+                entries.push(entry);
+                checks.push(checked);
+            }
             sketches.extend(sketch);
+            errors.extend(entry_errors);
         }
         errors.extend(conflicting_identities(&sketches, &entries_pointer));
         errors.extend(collisions(&sketches));
@@ -128,11 +172,15 @@ impl Catalog {
             .enumerate()
             .map(|(index, entry)| (entry.tool_name().to_owned(), index))
             .collect();
+        let (entry_digests, invisible): (Vec<_>, Vec<_>) = checks
+            .into_iter()
+            .map(|checked| (checked.digest, checked.invisible))
+            .unzip();
         Ok(Catalog {
             catalog_version,
             servers: group_servers(&entries, &server_keys),
-            warnings: find_warnings(&entries, &server_keys),
-            measurement: measure(&entries),
+            warnings: find_warnings(&entries, &server_keys, invisible),
+            measurement: measure(&entries, entry_digests),
             by_tool_name,
             entries,
         })
@@ -170,6 +218,50 @@ impl Catalog {
     pub fn catalog_version(&self) -> Option<&str> {
         self.catalog_version.as_deref()
     }
+}
+
+/// What is computed from one valid entry alone, on the thread that read it.
+struct EntryChecks {
+    /// The entry's measurement digest.
+    digest: Digest,
+    /// The texts of its approved definition with invisible characters.
+    invisible: Vec<InvisibleText>,
+}
+
+impl EntryChecks {
+    fn of(entry: &CatalogEntry) -> EntryChecks {
+        EntryChecks {
+            digest: entry_digest(entry),
+            invisible: invisible_text(entry.approved_definition()),
+        }
+    }
+}
+
+/// The document, as [`jcs_digest::parse_strict`] reads it (the same value or the same error), with the
+/// array of entries (the bare array, or the object's `entries`) read by jcs-digest's
+/// `tree_elements`, in two halves on two threads when it is large.
+fn read_document(bytes: &[u8]) -> Result<Value, StrictJsonError> {
+    let mut reader = StreamReader::new(bytes);
+    let document = match reader.peek() {
+        Some(JsonType::Array) => Value::Array(reader.tree_elements()?),
+        Some(JsonType::Object) => {
+            reader.enter_object()?;
+            let mut members = Map::new();
+            while let Some(name) = reader.next_member()? {
+                let name = name.to_owned();
+                let value = if name == "entries" && reader.peek() == Some(JsonType::Array) {
+                    Value::Array(reader.tree_elements()?)
+                } else {
+                    reader.tree_value()?
+                };
+                members.insert(name, value);
+            }
+            Value::Object(members)
+        }
+        _ => reader.tree_value()?,
+    };
+    reader.finish()?;
+    Ok(document)
 }
 
 /// The two file shapes: a bare array of entries, or `{"catalog_version": …, "entries": […]}`.

@@ -81,6 +81,7 @@ mod definition;
 mod endpoint;
 mod entry;
 mod error;
+mod halves;
 mod invisible;
 mod local;
 mod location;

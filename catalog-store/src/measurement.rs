@@ -202,12 +202,13 @@ fn write_string(out: &mut Vec<u8>, text: &str) {
     out.push(b'"');
 }
 
-/// Measures validated entries.
-pub(crate) fn measure(entries: &[CatalogEntry]) -> CatalogMeasurement {
-    let entry_digests: Vec<Digest> = entries
-        .iter()
-        .map(|entry| Digest::of(&entry_preimage(entry)))
-        .collect();
+/// The digest of one entry's preimage.
+pub(crate) fn entry_digest(entry: &CatalogEntry) -> Digest {
+    Digest::of(&entry_preimage(entry))
+}
+
+/// Measures validated entries, given the [`entry_digest`] of each, in order.
+pub(crate) fn measure(entries: &[CatalogEntry], entry_digests: Vec<Digest>) -> CatalogMeasurement {
     let keyed = entries
         .iter()
         .zip(&entry_digests)

@@ -10,7 +10,7 @@ use unicode_normalization::UnicodeNormalization;
 
 use crate::code_points::{CodePoints, is_invisible};
 use crate::entry::CatalogEntry;
-use crate::invisible::{InvisibleText, invisible_text};
+use crate::invisible::InvisibleText;
 
 /// The longest tool name MCP recommends, in characters.
 const RECOMMENDED_MAX_LEN: usize = 128;
@@ -192,6 +192,7 @@ impl fmt::Display for CatalogWarning {
 pub(crate) fn find_warnings(
     entries: &[CatalogEntry],
     server_keys: &[String],
+    invisible: Vec<Vec<InvisibleText>>,
 ) -> Vec<CatalogWarning> {
     let mut warnings: Vec<CatalogWarning> = entries
         .iter()
@@ -200,7 +201,7 @@ pub(crate) fn find_warnings(
         .collect();
     warnings.extend(lookalikes(entries, server_keys));
     warnings.extend(normalization_collisions(entries));
-    warnings.extend(invisible_characters(entries));
+    warnings.extend(invisible_characters(entries, invisible));
     // Stable: warnings of one kind keep their order.
     warnings.sort_by_key(|warning| match warning {
         CatalogWarning::NameNotRecommended { index, .. } => (*index, 0),
@@ -326,10 +327,14 @@ impl fmt::Display for NonAscii<'_> {
 }
 
 /// Invisible or direction-changing characters in each entry's `tool_name` (when it is not also
-/// the definition's `name`) and approved definition.
-fn invisible_characters(entries: &[CatalogEntry]) -> Vec<CatalogWarning> {
+/// the definition's `name`) and approved definition (`invisible`: [`invisible_text`](crate::invisible_text) of each
+/// entry's, in order, found on the thread that read the entry).
+fn invisible_characters(
+    entries: &[CatalogEntry],
+    invisible: Vec<Vec<InvisibleText>>,
+) -> Vec<CatalogWarning> {
     let mut warnings = Vec::new();
-    for (index, entry) in entries.iter().enumerate() {
+    for ((index, entry), texts) in entries.iter().enumerate().zip(invisible) {
         let tool_name = entry.tool_name();
         if tool_name != entry.upstream_name() && tool_name.chars().any(is_invisible) {
             warnings.push(CatalogWarning::InvisibleCharactersInName {
@@ -339,7 +344,7 @@ fn invisible_characters(entries: &[CatalogEntry]) -> Vec<CatalogWarning> {
             });
         }
         warnings.extend(
-            invisible_text(entry.approved_definition())
+            texts
                 .into_iter()
                 .map(|text| CatalogWarning::InvisibleCharacters {
                     index,

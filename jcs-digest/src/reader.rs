@@ -65,13 +65,12 @@ impl StrictReader {
     ///
     /// [`StrictJsonError`] naming what was refused and where.
     pub fn parse(&self, bytes: &[u8]) -> Result<Value, StrictJsonError> {
-        Parser {
-            input: bytes,
-            pos: 0,
-            stack: Vec::new(),
-            max_depth: self.max_depth,
-        }
-        .document()
+        let mut pos = 0;
+        let whole = Within {
+            depth: 0,
+            pointer: &String::new,
+        };
+        Parser::new(bytes, &mut pos, self.max_depth, whole).document(true)
     }
 }
 
@@ -91,25 +90,57 @@ enum Frame {
     },
 }
 
-struct Parser<'a> {
-    input: &'a [u8],
-    pos: usize,
-    stack: Vec<Frame>,
-    max_depth: usize,
+/// Where the value being read is: at the root of the document, or inside the containers a
+/// streaming reader has open (`depth` of them, the value at `pointer`).
+pub(crate) struct Within<'p> {
+    pub(crate) depth: usize,
+    pub(crate) pointer: &'p dyn Fn() -> String,
 }
 
-impl Parser<'_> {
-    fn document(mut self) -> Result<Value, StrictJsonError> {
+/// Reads one value at `*pos` into a tree, as [`StrictReader::parse`] reads it at the same
+/// place in a document: the depth limit counts `within.depth` containers already open, and an
+/// error's JSON Pointer starts with `within.pointer()`. Whitespace after the value is skipped;
+/// what follows is the caller's to read.
+pub(crate) fn value_at(
+    input: &[u8],
+    pos: &mut usize,
+    max_depth: usize,
+    within: Within<'_>,
+) -> Result<Value, StrictJsonError> {
+    Parser::new(input, pos, max_depth, within).document(false)
+}
+
+struct Parser<'a, 'p> {
+    input: &'a [u8],
+    pos: &'p mut usize,
+    stack: Vec<Frame>,
+    max_depth: usize,
+    within: Within<'p>,
+}
+
+impl<'a, 'p> Parser<'a, 'p> {
+    fn new(input: &'a [u8], pos: &'p mut usize, max_depth: usize, within: Within<'p>) -> Self {
+        Parser {
+            input,
+            pos,
+            stack: Vec::new(),
+            max_depth,
+            within,
+        }
+    }
+
+    /// Reads a value; `whole`: it is the document, so only whitespace may follow it.
+    fn document(mut self, whole: bool) -> Result<Value, StrictJsonError> {
         'value: loop {
             self.skip_whitespace();
-            let mut complete = match self.input.get(self.pos) {
+            let mut complete = match self.input.get(*self.pos) {
                 Some(b'[') => {
                     self.open(Frame::Array(Vec::new()))?;
                     self.skip_whitespace();
-                    if self.input.get(self.pos) != Some(&b']') {
+                    if self.input.get(*self.pos) != Some(&b']') {
                         continue 'value;
                     }
-                    self.pos += 1;
+                    *self.pos += 1;
                     self.close()
                 }
                 Some(b'{') => {
@@ -118,11 +149,11 @@ impl Parser<'_> {
                         name: String::new(),
                     })?;
                     self.skip_whitespace();
-                    if self.input.get(self.pos) != Some(&b'}') {
+                    if self.input.get(*self.pos) != Some(&b'}') {
                         self.member_name()?;
                         continue 'value;
                     }
-                    self.pos += 1;
+                    *self.pos += 1;
                     self.close()
                 }
                 _ => self.scalar()?,
@@ -132,10 +163,10 @@ impl Parser<'_> {
                 self.skip_whitespace();
                 match self.stack.last_mut() {
                     None => {
-                        if self.pos < self.input.len() {
+                        if whole && *self.pos < self.input.len() {
                             let error = lexer::unexpected(
                                 self.input,
-                                self.pos,
+                                *self.pos,
                                 "the end of the input after the JSON value",
                             );
                             return Err(self.lex_error(error, false));
@@ -144,13 +175,13 @@ impl Parser<'_> {
                     }
                     Some(Frame::Array(items)) => {
                         items.push(complete);
-                        match self.input.get(self.pos) {
+                        match self.input.get(*self.pos) {
                             Some(b',') => {
-                                self.pos += 1;
+                                *self.pos += 1;
                                 continue 'value;
                             }
                             Some(b']') => {
-                                self.pos += 1;
+                                *self.pos += 1;
                                 complete = self.close();
                             }
                             _ => return Err(self.unexpected("',' or ']' after an array element")),
@@ -158,15 +189,15 @@ impl Parser<'_> {
                     }
                     Some(Frame::Object { members, name }) => {
                         members.insert(std::mem::take(name), complete);
-                        match self.input.get(self.pos) {
+                        match self.input.get(*self.pos) {
                             Some(b',') => {
-                                self.pos += 1;
+                                *self.pos += 1;
                                 self.skip_whitespace();
                                 self.member_name()?;
                                 continue 'value;
                             }
                             Some(b'}') => {
-                                self.pos += 1;
+                                *self.pos += 1;
                                 complete = self.close();
                             }
                             _ => return Err(self.unexpected("',' or '}' after an object member")),
@@ -178,22 +209,22 @@ impl Parser<'_> {
     }
 
     fn skip_whitespace(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.input.get(self.pos) {
-            self.pos += 1;
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.input.get(*self.pos) {
+            *self.pos += 1;
         }
     }
 
-    /// Pushes a container whose opening bracket is at `self.pos`, within the depth limit.
+    /// Pushes a container whose opening bracket is at `*self.pos`, within the depth limit.
     fn open(&mut self, frame: Frame) -> Result<(), StrictJsonError> {
-        if self.stack.len() >= self.max_depth {
+        if self.within.depth + self.stack.len() >= self.max_depth {
             return Err(self.error(
                 StrictJsonErrorKind::TooDeep {
                     limit: self.max_depth,
                 },
-                self.pos,
+                *self.pos,
             ));
         }
-        self.pos += 1;
+        *self.pos += 1;
         self.stack.push(frame);
         Ok(())
     }
@@ -210,11 +241,11 @@ impl Parser<'_> {
 
     /// Reads `"name" :` of the innermost object, refusing a name it already holds.
     fn member_name(&mut self) -> Result<(), StrictJsonError> {
-        if self.input.get(self.pos) != Some(&b'"') {
+        if self.input.get(*self.pos) != Some(&b'"') {
             return Err(self.unexpected("a member name (a string in double quotes)"));
         }
-        let name_offset = self.pos;
-        let name = lexer::string(self.input, &mut self.pos).map_err(|e| self.lex_error(e, true))?;
+        let name_offset = *self.pos;
+        let name = lexer::string(self.input, self.pos).map_err(|e| self.lex_error(e, true))?;
         if let Some(Frame::Object {
             members,
             name: slot,
@@ -230,44 +261,44 @@ impl Parser<'_> {
             *slot = name;
         }
         self.skip_whitespace();
-        if self.input.get(self.pos) != Some(&b':') {
+        if self.input.get(*self.pos) != Some(&b':') {
             return Err(self.unexpected("':' after the member name"));
         }
-        self.pos += 1;
+        *self.pos += 1;
         Ok(())
     }
 
-    /// Reads a string, number or literal at `self.pos`.
+    /// Reads a string, number or literal at `*self.pos`.
     fn scalar(&mut self) -> Result<Value, StrictJsonError> {
         let input = self.input;
-        let lexed = match input.get(self.pos) {
-            Some(b'"') => lexer::string(input, &mut self.pos).map(Value::String),
-            Some(b'-' | b'0'..=b'9') => lexer::number(input, &mut self.pos).map(Value::Number),
-            Some(b't') if input[self.pos..].starts_with(b"true") => {
-                self.pos += 4;
+        let lexed = match input.get(*self.pos) {
+            Some(b'"') => lexer::string(input, self.pos).map(Value::String),
+            Some(b'-' | b'0'..=b'9') => lexer::number(input, self.pos).map(Value::Number),
+            Some(b't') if input[*self.pos..].starts_with(b"true") => {
+                *self.pos += 4;
                 Ok(Value::Bool(true))
             }
-            Some(b'f') if input[self.pos..].starts_with(b"false") => {
-                self.pos += 5;
+            Some(b'f') if input[*self.pos..].starts_with(b"false") => {
+                *self.pos += 5;
                 Ok(Value::Bool(false))
             }
-            Some(b'n') if input[self.pos..].starts_with(b"null") => {
-                self.pos += 4;
+            Some(b'n') if input[*self.pos..].starts_with(b"null") => {
+                *self.pos += 4;
                 Ok(Value::Null)
             }
-            Some(b'N') if input[self.pos..].starts_with(b"NaN") => {
-                Err(lexer::not_a_json_number(self.pos))
+            Some(b'N') if input[*self.pos..].starts_with(b"NaN") => {
+                Err(lexer::not_a_json_number(*self.pos))
             }
-            Some(b'I') if input[self.pos..].starts_with(b"Infinity") => {
-                Err(lexer::not_a_json_number(self.pos))
+            Some(b'I') if input[*self.pos..].starts_with(b"Infinity") => {
+                Err(lexer::not_a_json_number(*self.pos))
             }
-            _ => Err(lexer::unexpected(input, self.pos, "a JSON value")),
+            _ => Err(lexer::unexpected(input, *self.pos, "a JSON value")),
         };
         lexed.map_err(|e| self.lex_error(e, false))
     }
 
     fn unexpected(&self, expected: &str) -> StrictJsonError {
-        self.lex_error(lexer::unexpected(self.input, self.pos, expected), false)
+        self.lex_error(lexer::unexpected(self.input, *self.pos, expected), false)
     }
 
     /// Adds the JSON Pointer to a scalar's error; `in_name` when the scalar is a member name.
@@ -288,7 +319,7 @@ impl Parser<'_> {
         } else {
             &self.stack[..]
         };
-        let mut out = String::new();
+        let mut out = (self.within.pointer)();
         for frame in frames {
             match frame {
                 Frame::Array(items) => pointer::push_index(&mut out, items.len()),

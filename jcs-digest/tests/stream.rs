@@ -51,12 +51,48 @@ pub fn agreed_with_depth(input: &[u8], limit: usize) -> Result<Vec<u8>, StrictJs
     assert_eq!(skipped.err(), canonical.clone().err(), "skipping {shown:?}");
 
     let mut reader = StreamReader::with_max_depth(input, limit);
+    let value = reader
+        .tree_value()
+        .and_then(|value| reader.finish().map(|()| value));
+    assert_eq!(value, tree, "tree value of {shown:?}");
+    tree_elements_agree(input, limit);
+
+    let mut reader = StreamReader::with_max_depth(input, limit);
     let tool = reader
         .tool_definition(Profile::Trace)
         .and_then(|tool| reader.finish().map(|()| tool));
     let expected = tree.map(|value| streamed_from_tree(&value));
     assert_eq!(tool, expected, "tool definition {shown:?}");
     canonical
+}
+
+/// `input` as the element of an array inside an object, `{"k": [input]}`, read with the walk
+/// API, the array with `tree_elements` and every other value with `tree_value`: the tree
+/// path's document or error (its pointer under `/k/0`, the depth limit counting the two
+/// containers around it).
+#[track_caller]
+fn tree_elements_agree(input: &[u8], limit: usize) {
+    let wrapped = [&b"{\"k\": ["[..], input, b"]}"].concat();
+    let tree = StrictReader::new().max_depth(limit).parse(&wrapped);
+    let mut reader = StreamReader::with_max_depth(&wrapped, limit);
+    let walked = walk_with_trees(&mut reader).and_then(|value| reader.finish().map(|()| value));
+    assert_eq!(walked, tree, "{:?}", String::from_utf8_lossy(&wrapped));
+}
+
+/// An object read member by member, arrays as `tree_elements`, anything else as `tree_value`.
+fn walk_with_trees(reader: &mut StreamReader<'_>) -> Result<Value, StrictJsonError> {
+    reader.enter_object()?;
+    let mut members = serde_json::Map::new();
+    while let Some(name) = reader.next_member()? {
+        let name = name.to_owned();
+        let value = if reader.peek() == Some(JsonType::Array) {
+            Value::Array(reader.tree_elements()?)
+        } else {
+            reader.tree_value()?
+        };
+        members.insert(name, value);
+    }
+    Ok(Value::Object(members))
 }
 
 /// What `tool_definition` must give for a strictly read `value`, by the tree path.
@@ -363,7 +399,8 @@ fn large_arrays_read_in_two_halves_agree() {
 }
 
 /// `tool_definitions` on `document` (whose tools are the array at `pointer`) against the tree
-/// path: the same tools, or the same error.
+/// path: the same tools, or the same error; and `tree_elements` on the same array against the
+/// tree reader's elements.
 #[track_caller]
 fn split_agrees(document: &str, pointer: &str) -> Result<Vec<StreamedTool>, StrictJsonError> {
     assert!(
@@ -392,6 +429,18 @@ fn split_agrees(document: &str, pointer: &str) -> Result<Vec<StreamedTool>, Stri
         reader.finish().map(|()| tools)
     });
     assert_eq!(streamed, tree);
+
+    let elements = parse_strict(document.as_bytes()).map(|value| value.pointer(pointer).cloned());
+    let mut reader = StreamReader::new(document.as_bytes());
+    let read = if pointer.is_empty() {
+        reader
+            .tree_elements()
+            .and_then(|elements| reader.finish().map(|()| Some(Value::Array(elements))))
+    } else {
+        walk_with_trees(&mut reader)
+            .and_then(|value| reader.finish().map(|()| value.pointer(pointer).cloned()))
+    };
+    assert_eq!(read, elements);
     streamed
 }
 

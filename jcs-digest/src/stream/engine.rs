@@ -341,7 +341,7 @@ impl StreamReader<'_> {
 
     /// The JSON Pointer of the value being read, or with `of_container` of the innermost open
     /// container (for an error in a member name, which has no pointer of its own).
-    fn pointer(&self, of_container: bool) -> String {
+    pub(super) fn pointer(&self, of_container: bool) -> String {
         let frames = if of_container {
             &self.stack[..self.stack.len().saturating_sub(1)]
         } else {

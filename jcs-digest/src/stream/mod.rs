@@ -27,6 +27,7 @@ use name::Name;
 
 mod engine;
 mod name;
+mod split;
 mod tool;
 
 pub use tool::{StreamedTool, ToolName};
@@ -250,6 +251,45 @@ impl<'a> StreamReader<'a> {
         lexer::string_into(input, &mut self.pos, &mut text)
             .map_err(|error| self.lex_error(error, false))?;
         Ok(Some(text))
+    }
+
+    /// Reads the next value into a [`serde_json::Value`], as [`crate::parse_strict`] reads it
+    /// at the same place in the document: the same value, or the same error (its JSON Pointer
+    /// from the document's root, the depth limit counting the containers open around it).
+    ///
+    /// # Errors
+    ///
+    /// [`StrictJsonError`], as the tree reader gives it for the same bytes.
+    pub fn tree_value(&mut self) -> Result<serde_json::Value, StrictJsonError> {
+        self.skip_whitespace();
+        let mut pos = self.pos;
+        let within = crate::reader::Within {
+            depth: self.stack.len(),
+            pointer: &|| self.pointer(false),
+        };
+        let value = crate::reader::value_at(self.input, &mut pos, self.max_depth, within);
+        self.pos = pos;
+        value
+    }
+
+    /// Reads the array that is the next value, every element with
+    /// [`tree_value`](Self::tree_value): the elements [`crate::parse_strict`] gives.
+    ///
+    /// A large array (a megabyte or more of input left) on a machine with more than one CPU is
+    /// read in two halves at once, the second half used only once the first proves it starts
+    /// at an element (as [`tool_definitions`](Self::tool_definitions) does); the result is the
+    /// same, errors included.
+    ///
+    /// # Errors
+    ///
+    /// [`StrictJsonError`], as the tree reader gives it for the same bytes; a syntax error when
+    /// the next value is not an array (check with [`peek`](Self::peek) first).
+    pub fn tree_elements(&mut self) -> Result<Vec<serde_json::Value>, StrictJsonError> {
+        self.skip_whitespace();
+        // Elements written by one program probably all start with the first one's first
+        // member, which a nested object rarely does.
+        let first = split::first_member_name(self.input, self.pos + 1);
+        self.elements(first, |reader: &mut StreamReader<'_>| reader.tree_value())
     }
 
     /// Reads the `[` of the array that is the next value.
