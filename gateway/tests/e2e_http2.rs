@@ -8,7 +8,9 @@ use serde_json::json;
 use toolgate::mcp::ProtocolVersion;
 use toolgate_testkit::DemoIdentity;
 
-use crate::e2e_support::{Harness, Setup, call_entries, denial, eventually, run};
+use crate::e2e_support::{
+    Harness, Setup, assert_refused_in_the_handshake, call_entries, eventually, run,
+};
 
 #[test]
 fn concurrent_calls_share_one_http2_connection_and_a_new_key_is_refused_on_the_next() {
@@ -88,13 +90,7 @@ fn concurrent_calls_share_one_http2_connection_and_a_new_key_is_refused_on_the_n
             upstream_client.idle_connections() == 0
         })
         .await;
-        let bytes_before = controls.bytes_received();
-        let answer = first
-            .call_tool("demo.echo", json!({"text": "after"}))
-            .await
-            .unwrap();
-        assert_eq!(denial(&answer), (-32001, "identity_mismatch".to_owned()));
-        assert_eq!(controls.bytes_received(), bytes_before);
+        assert_refused_in_the_handshake(&mut first, controls).await;
         assert_eq!(upstream_client.connections_made(), 1);
 
         let calls = call_entries(&harness.audit_entries());

@@ -196,7 +196,7 @@ async fn accept_loop(
 
 async fn serve_connection(tcp: TcpStream, state: Arc<State>) {
     state.count_connection();
-    let mut closed = state.close_connections.subscribe();
+    let closed = state.close_connections.subscribe();
     let _ = tcp.set_nodelay(true);
     let acceptor = TlsAcceptor::from(state.tls());
     let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
@@ -225,14 +225,7 @@ async fn serve_connection(tcp: TcpStream, state: Arc<State>) {
     let connection = hyper::server::conn::http1::Builder::new()
         .keep_alive(!state.config.close_after_answer)
         .serve_connection(io, service);
-    tokio::select! {
-        result = connection => {
-            if let Err(error) = result {
-                tracing::debug!(%error, "demo upstream connection ended");
-            }
-        }
-        _ = closed.changed() => {}
-    }
+    serve_until(connection, closed, std::future::pending()).await;
 }
 
 /// One HTTP/2 connection: every request a stream. A `Fault::Reset` drops the whole connection
@@ -240,7 +233,7 @@ async fn serve_connection(tcp: TcpStream, state: Arc<State>) {
 async fn serve_http2(
     tls: tokio_rustls::server::TlsStream<TcpStream>,
     state: Arc<State>,
-    mut closed: watch::Receiver<u64>,
+    closed: watch::Receiver<u64>,
 ) {
     let io = TokioIo::new(CountingStream {
         inner: tls,
@@ -261,6 +254,16 @@ async fn serve_http2(
     });
     let connection = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
         .serve_connection(io, service);
+    serve_until(connection, closed, reset.notified()).await;
+}
+
+/// Serves `connection` until it ends, every connection is closed (`closed`), or `dropped`
+/// resolves; the connection is then dropped, without a goodbye.
+async fn serve_until(
+    connection: impl Future<Output = Result<(), hyper::Error>>,
+    mut closed: watch::Receiver<u64>,
+    dropped: impl Future<Output = ()>,
+) {
     tokio::select! {
         result = connection => {
             if let Err(error) = result {
@@ -268,7 +271,7 @@ async fn serve_http2(
             }
         }
         _ = closed.changed() => {}
-        () = reset.notified() => {}
+        () = dropped => {}
     }
 }
 
