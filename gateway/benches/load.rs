@@ -6,7 +6,7 @@
 //! cargo bench -p toolgate --bench load -- [--clients 1,16,64] [--duration SECS | --calls N]
 //!     [--warmup SECS]
 //!     [--scenario all|direct|list|upstream-client|max-age|per-call|stdio-direct|stdio-per-call,…]
-//!     [--audit DIR] [--keep-audit] [--metrics] [--compare [--cmcp-venv DIR]]
+//!     [--audit DIR] [--keep-audit] [--metrics] [--upstream-http2] [--compare [--cmcp-venv DIR]]
 //! ```
 //!
 //! One process, loopback only: a [`DemoUpstream`] over TLS with a generated certificate (the
@@ -153,6 +153,10 @@ struct Args {
     /// The venv holding cMCP (default: $TOOLGATE_CMCP_VENV, else bench/out/compare-venv).
     #[arg(long)]
     cmcp_venv: Option<PathBuf>,
+    /// Serve HTTP/2 from the demo upstream (ALPN `h2`): the gateway's calls and listings are
+    /// then streams of one connection. `direct` and `list` stay HTTP/1.1.
+    #[arg(long)]
+    upstream_http2: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -672,7 +676,9 @@ fn filesystem_of(path: &Path) -> String {
 
 /// Builds the setup: the upstream, a catalog pinning its `echo`, the pinned TLS configuration.
 async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
-    let upstream = DemoUpstream::start(&DemoUpstreamConfig::new()).await?;
+    let mut upstream_config = DemoUpstreamConfig::new();
+    upstream_config.http2(args.upstream_http2);
+    let upstream = DemoUpstream::start(&upstream_config).await?;
     let pin = upstream.spki_fingerprint();
     let url: catalog_store::UpstreamUrl = upstream.url().parse()?;
     let listed = observe_tools(&url, &pin).await?;
@@ -692,7 +698,8 @@ async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
         Arc::new(RootCertStore::empty()),
         &TrustBundles::new(),
     )?;
-    // The demo upstream serves HTTP/1.1 only; the gateway's client narrows ALPN the same way.
+    // The raw clients of `direct` and `list` speak HTTP/1.1 (the gateway's client sets its own
+    // ALPN).
     let mut http1 = (*config).clone();
     http1.alpn_protocols = vec![b"http/1.1".to_vec()];
 
@@ -799,8 +806,13 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
     };
     let setup = setup(&args).await?;
     eprintln!(
-        "upstream {} (TLS, key-pinned {}), audit logs in {} ({}), metrics {}, {} CPUs, {} worker threads, load average {:.2} at start",
+        "upstream {} (TLS, {}, key-pinned {}), audit logs in {} ({}), metrics {}, {} CPUs, {} worker threads, load average {:.2} at start",
         setup.upstream.url(),
+        if args.upstream_http2 {
+            "h2 offered"
+        } else {
+            "http/1.1 only"
+        },
         setup.upstream.spki_fingerprint(),
         setup.audit_dir.display(),
         setup.audit_kind,

@@ -10,7 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate::mcp::ProtocolVersion;
 use toolgate_testkit::{DemoIdentity, DemoUpstream, DemoUpstreamConfig};
 
-use crate::e2e_support::{Harness, Setup, call_entries, denial, run};
+use crate::e2e_support::{Harness, Setup, assert_refused_in_the_handshake, call_entries, run};
 
 /// An ordinary rustls client (resumption on, as rustls' default is) trusting the demo CA: what
 /// the gateway would be without `server_identity::client_config`.
@@ -88,13 +88,7 @@ fn n_calls_are_n_full_handshakes_and_a_new_key_behind_old_tickets_is_refused() {
         // handshake, before a single application byte.
         let new_key = DemoIdentity::generate().unwrap();
         controls.present_identity(&new_key).unwrap();
-        let bytes_before = controls.bytes_received();
-        let answer = client
-            .call_tool("demo.echo", json!({"text": "after"}))
-            .await
-            .unwrap();
-        assert_eq!(denial(&answer), (-32001, "identity_mismatch".to_owned()));
-        assert_eq!(controls.bytes_received(), bytes_before);
+        assert_refused_in_the_handshake(&mut client, controls).await;
         assert_eq!(controls.handshakes_resumed(), 1);
 
         let calls = call_entries(&harness.audit_entries());

@@ -130,8 +130,19 @@ fn max_age_reuses_a_listing_until_list_changed_invalidates_it() {
 
 #[test]
 fn max_age_listing_is_invalidated_by_a_reconnect() {
+    max_age_listing_is_invalidated_by_a_new_connection(Setup::new(), false);
+}
+
+#[test]
+fn max_age_listing_is_invalidated_when_the_http2_connection_is_replaced() {
+    let mut setup = Setup::new();
+    setup.upstream.http2(true);
+    max_age_listing_is_invalidated_by_a_new_connection(setup, true);
+}
+
+/// `http2`: whether every connection to the upstream is to be HTTP/2.
+fn max_age_listing_is_invalidated_by_a_new_connection(mut setup: Setup, http2: bool) {
     run(async {
-        let mut setup = Setup::new();
         setup.freshness = Freshness::MaxAge(Duration::from_secs(600));
         let harness = Harness::start(setup).await;
         let controls = harness.upstream.controls();
@@ -168,6 +179,11 @@ fn max_age_listing_is_invalidated_by_a_reconnect() {
         assert_eq!(controls.method_count("tools/list") - lists_before, 1);
         assert_eq!(controls.method_count("tools/call"), calls_before);
         assert_ne!(*upstream_client.invalidations().borrow(), generation);
+        let every_connection = controls.handshakes_completed();
+        assert_eq!(
+            controls.http2_connections(),
+            if http2 { every_connection } else { 0 }
+        );
         harness.stop().await;
     });
 }

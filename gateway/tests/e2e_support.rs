@@ -8,7 +8,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use catalog_store::Catalog;
 use jcs_digest::Digest;
-use serde_json::Value;
+use serde_json::{Value, json};
 use server_identity::TrustBundles;
 use server_identity::rustls::RootCertStore;
 use toolgate::audit::{AuditLog, AuditOptions};
@@ -234,6 +234,21 @@ pub fn denial(answer: &Result<Value, toolgate::mcp::ErrorObject>) -> (i64, Strin
         .unwrap_or("(none)")
         .to_owned();
     (error.code, reason)
+}
+
+/// Calls `demo.echo` and asserts that it is refused `identity_mismatch` in the upstream's
+/// handshake, before the upstream received a single application byte.
+pub async fn assert_refused_in_the_handshake(
+    client: &mut GatewayClient,
+    controls: &toolgate_testkit::DemoControls,
+) {
+    let bytes_before = controls.bytes_received();
+    let answer = client
+        .call_tool("demo.echo", json!({"text": "after"}))
+        .await
+        .unwrap();
+    assert_eq!(denial(&answer), (-32001, "identity_mismatch".to_owned()));
+    assert_eq!(controls.bytes_received(), bytes_before);
 }
 
 /// Waits (bounded) until `condition` holds.

@@ -23,6 +23,9 @@ mod e2e_denials;
 // Every connection a full handshake (tickets offered, connections closed); the identity of the carrying connection in the audit.
 mod e2e_every_connection;
 
+// The gateway over an HTTP/2 upstream: concurrent calls as streams of one connection, the identity per connection.
+mod e2e_http2;
+
 // Listings are bounded: bytes across pages, deadline, repeated cursor; a call waiting on one.
 mod listing_bounds;
 

@@ -378,8 +378,25 @@ async fn a_forgotten_session_is_initialized_again_and_a_call_in_it_is_not_re_sen
 
 #[tokio::test]
 async fn connections_are_reused_across_calls() {
+    connections_are_reused(&DemoUpstreamConfig::new(), 0).await;
+}
+
+#[tokio::test]
+async fn an_http2_connection_is_reused_across_calls() {
+    connections_are_reused(&http2(), 1).await;
+}
+
+/// An HTTP/2 upstream and a client offering it: the same, all in streams of one connection.
+fn http2() -> DemoUpstreamConfig {
+    let mut config = DemoUpstreamConfig::new();
+    config.http2(true);
+    config
+}
+
+/// `http2_connections`: how many of the upstream's connections are to be HTTP/2.
+async fn connections_are_reused(config: &DemoUpstreamConfig, http2_connections: u64) {
     bounded(async {
-        let upstream = start(&DemoUpstreamConfig::new()).await;
+        let upstream = start(config).await;
         let client = client_for(&upstream, quiet());
         for index in 0..5 {
             let text = index.to_string();
@@ -392,10 +409,77 @@ async fn connections_are_reused_across_calls() {
         }
         assert_eq!(client.connections_made(), 1);
         assert_eq!(upstream.controls().connections_accepted(), 1);
+        assert_eq!(upstream.controls().http2_connections(), http2_connections);
         assert_eq!(*client.invalidations().borrow(), 0);
         let observed = client.observed_identity().unwrap();
         assert_eq!(observed.spki_sha256, Some(upstream.spki_fingerprint()));
         assert_eq!(observed.cert_sha256, upstream.cert_fingerprint());
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn concurrent_calls_are_streams_of_one_http2_connection() {
+    bounded(async {
+        let upstream = start(&http2()).await;
+        let client = client_for(&upstream, quiet());
+        client.list_tools().await.unwrap();
+        // Every answer waits, so the calls overlap: over HTTP/1.1 each would need a connection.
+        upstream
+            .controls()
+            .set_delay(Some(Duration::from_millis(200)));
+        const CALLS: usize = 16;
+        let calls: Vec<_> = (0..CALLS)
+            .map(|index| {
+                let client = client.clone();
+                tokio::spawn(async move {
+                    let text = format!("call {index}");
+                    client.call_tool("echo", Some(json!({"text": text})), None).await
+                })
+            })
+            .collect();
+        for (index, call) in calls.into_iter().enumerate() {
+            let result = call.await.unwrap().unwrap();
+            assert_eq!(
+                result,
+                json!({"content": [{"type": "text", "text": format!("call {index}")}], "isError": false, "resultType": "complete"})
+            );
+        }
+        assert_eq!(upstream.controls().method_count("tools/call"), CALLS as u64);
+        assert_eq!(client.connections_made(), 1);
+        assert_eq!(upstream.controls().connections_accepted(), 1);
+        assert_eq!(upstream.controls().handshakes_completed(), 1);
+        assert_eq!(upstream.controls().http2_connections(), 1);
+        assert_eq!(client.idle_connections(), 1);
+        assert_eq!(*client.invalidations().borrow(), 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn http1_is_spoken_unless_both_sides_offer_http2() {
+    bounded(async {
+        // The upstream offers http/1.1 only; the client offers both.
+        let upstream = start(&DemoUpstreamConfig::new()).await;
+        let client = client_for(&upstream, quiet());
+        assert_eq!(client.list_tools().await.unwrap().len(), 3);
+        assert_eq!(upstream.controls().handshakes_completed(), 1);
+        assert_eq!(upstream.controls().http2_connections(), 0);
+
+        // The upstream offers both; the client is told to speak HTTP/1.1 only.
+        let upstream = start(&http2()).await;
+        let options = UpstreamOptions {
+            offer_http2: false,
+            ..quiet()
+        };
+        let client = client_for(&upstream, options);
+        let result = client
+            .call_tool("echo", Some(json!({"text": "one"})), None)
+            .await
+            .unwrap();
+        assert_eq!(result["content"][0]["text"], "one");
+        assert_eq!(upstream.controls().handshakes_completed(), 1);
+        assert_eq!(upstream.controls().http2_connections(), 0);
     })
     .await;
 }
@@ -453,12 +537,24 @@ async fn an_impostor_key_is_refused_in_the_handshake_and_receives_nothing() {
 
 #[tokio::test]
 async fn a_key_switched_at_the_same_address_is_refused_on_the_next_connection() {
+    a_key_switched_is_refused_on_the_next_connection(&DemoUpstreamConfig::new()).await;
+}
+
+#[tokio::test]
+async fn a_key_switched_behind_an_http2_connection_is_refused_on_the_next_one() {
+    a_key_switched_is_refused_on_the_next_connection(&http2()).await;
+}
+
+async fn a_key_switched_is_refused_on_the_next_connection(config: &DemoUpstreamConfig) {
     bounded(async {
-        let upstream = start(&DemoUpstreamConfig::new()).await;
+        let upstream = start(config).await;
         let client = client_for(&upstream, quiet());
         client.list_tools().await.unwrap();
         let impostor = DemoIdentity::generate().unwrap();
         upstream.controls().present_identity(&impostor).unwrap();
+        // The open connection keeps what its handshake verified; only a new one meets the key.
+        client.list_tools().await.unwrap();
+        assert_eq!(client.connections_made(), 1);
         upstream.controls().close_connections();
         let received = upstream.controls().bytes_received();
         let error = client.list_tools().await.unwrap_err();
@@ -528,8 +624,17 @@ async fn a_slow_upstream_times_out_as_unavailable() {
 
 #[tokio::test]
 async fn a_connection_closed_mid_call_is_unavailable_and_the_next_call_reconnects() {
+    a_connection_closed_mid_call_is_unavailable(&DemoUpstreamConfig::new()).await;
+}
+
+#[tokio::test]
+async fn an_http2_connection_closed_mid_call_is_unavailable_and_the_call_not_re_sent() {
+    a_connection_closed_mid_call_is_unavailable(&http2()).await;
+}
+
+async fn a_connection_closed_mid_call_is_unavailable(config: &DemoUpstreamConfig) {
     bounded(async {
-        let upstream = start(&DemoUpstreamConfig::new()).await;
+        let upstream = start(config).await;
         let client = client_for(&upstream, quiet());
         let invalidations = client.invalidations();
         client.list_tools().await.unwrap();
@@ -540,8 +645,11 @@ async fn a_connection_closed_mid_call_is_unavailable_and_the_next_call_reconnect
             "{error:?}"
         );
         assert_eq!(error.reason(), "upstream_unavailable");
+        // Received once, and not sent again on another connection.
+        assert_eq!(upstream.controls().method_count("tools/call"), 1);
         upstream.controls().clear_fault();
         client.call_tool("echo", Some(json!({"text": "x"})), None).await.unwrap();
+        assert_eq!(upstream.controls().method_count("tools/call"), 2);
         assert_eq!(client.connections_made(), 2);
         // A new connection after the first: notifications may have been missed.
         assert_eq!(*invalidations.borrow(), 1);
@@ -551,8 +659,17 @@ async fn a_connection_closed_mid_call_is_unavailable_and_the_next_call_reconnect
 
 #[tokio::test]
 async fn a_call_whose_checked_connection_closed_is_not_sent_on_another() {
+    a_call_on_a_closed_connection_is_not_sent(&DemoUpstreamConfig::new()).await;
+}
+
+#[tokio::test]
+async fn a_call_whose_checked_http2_connection_closed_is_not_sent_on_another() {
+    a_call_on_a_closed_connection_is_not_sent(&http2()).await;
+}
+
+async fn a_call_on_a_closed_connection_is_not_sent(config: &DemoUpstreamConfig) {
     bounded(async {
-        let upstream = start(&DemoUpstreamConfig::new()).await;
+        let upstream = start(config).await;
         let client = client_for(&upstream, quiet());
         client.list_tools().await.unwrap();
         // The path reuses the idle connection; the upstream then closes it.

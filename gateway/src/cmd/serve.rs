@@ -80,6 +80,11 @@ pub(crate) struct ServeOptionArgs {
     /// How long connecting to an upstream (TCP and TLS) may take.
     #[arg(long, value_name = "DURATION", default_value = "5s")]
     pub(crate) connect_timeout: String,
+    /// Speak HTTP/1.1 only to network upstreams (ALPN `http/1.1`), for an upstream or a
+    /// middlebox that mishandles HTTP/2. By default `h2` is offered too, and an upstream that
+    /// selects it gets every exchange as a stream of one connection.
+    #[arg(long)]
+    pub(crate) upstream_http1_only: bool,
     /// The largest request body a client may send (larger: HTTP 413).
     #[arg(long, value_name = "BYTES", default_value_t = toolgate::server::DEFAULT_MAX_REQUEST_BYTES)]
     pub(crate) max_request_bytes: usize,
@@ -176,6 +181,7 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
         connect_timeout: parse_duration("--connect-timeout", &args.connect_timeout)?,
         max_response_bytes: args.max_response_bytes,
         max_listing_bytes: args.max_listing_bytes,
+        offer_http2: !args.upstream_http1_only,
         ..UpstreamOptions::default()
     };
     let mut router_options = RouterOptions::new(Arc::new(trust_roots(&args.ca)?));

@@ -81,7 +81,8 @@ impl std::fmt::Debug for UpstreamClient {
 impl UpstreamClient {
     /// A client for the upstream at `url`, connecting with `tls` (from
     /// `server_identity::client_config`, which enforces the catalog's anchors in the handshake;
-    /// ALPN is narrowed to `http/1.1` on a copy). Nothing is sent until the first request.
+    /// ALPN is set on a copy to `h2` and `http/1.1`, or `http/1.1` alone without
+    /// [`UpstreamOptions::offer_http2`]). Nothing is sent until the first request.
     pub fn new(
         url: &UpstreamUrl,
         tls: Arc<rustls::ClientConfig>,
@@ -115,6 +116,7 @@ impl UpstreamClient {
             anchors,
             options.connect_timeout,
             options.max_idle_connections,
+            options.offer_http2,
         );
         let (invalidations, _) = watch::channel(0);
         UpstreamClient {

@@ -115,7 +115,7 @@ async fn listen_once(weak: &WeakInner, negotiated: &Negotiated, opened_before: &
         let Some(request) = stream_request(&inner, negotiated) else {
             return Ended::Finally;
         };
-        let sender = match inner.transport.pool.connect().await {
+        let sender = match inner.transport.pool.stream_sender().await {
             Ok(sender) => sender,
             Err(error) => {
                 tracing::debug!(%error, "cannot open the upstream notification stream");

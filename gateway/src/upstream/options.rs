@@ -21,11 +21,17 @@ pub struct UpstreamOptions {
     /// The deadline of one whole listing, every page together; `None` (default): the
     /// [`request_timeout`](Self::request_timeout).
     pub listing_timeout: Option<Duration>,
-    /// The most idle connections kept for reuse. Default 64.
+    /// The most idle HTTP/1.1 connections kept for reuse. Default 64. With 0 no connection is
+    /// kept, not even a shared HTTP/2 one: every exchange makes its own connection.
     pub max_idle_connections: usize,
     /// `None` (default): try 2026-07-28 (`server/discover`) first, fall back to `initialize`.
     /// `Some(generation)`: speak only that generation.
     pub generation: Option<Generation>,
+    /// Offer HTTP/2 (ALPN `h2` before `http/1.1`). Default `true`. When the upstream selects
+    /// it, one connection carries every exchange as concurrent streams (as many as the
+    /// server's `SETTINGS_MAX_CONCURRENT_STREAMS` allows); `false` speaks HTTP/1.1 only, one
+    /// exchange per connection at a time.
+    pub offer_http2: bool,
     /// Open the session generation's `GET` event stream to hear
     /// `notifications/tools/list_changed` between requests. Default `true`.
     pub listen_for_notifications: bool,
@@ -50,6 +56,7 @@ impl Default for UpstreamOptions {
             listing_timeout: None,
             max_idle_connections: 64,
             generation: None,
+            offer_http2: true,
             listen_for_notifications: true,
         }
     }

@@ -140,6 +140,9 @@ impl Transport {
                 // never written, or sending it twice is harmless, it goes once more on a new
                 // connection (which is verified in its own handshake).
                 let unsent = failed.take_message();
+                // An HTTP/2 connection an exchange failed on is not shared any further, even
+                // before this side has seen it close: the next exchange makes a new one.
+                self.pool.retire(&lease.sender);
                 if !outgoing.idempotent {
                     // Not on another connection: the check was made for this one.
                     return Err(match unsent {
@@ -163,9 +166,8 @@ impl Transport {
                     Some(request) if lease.reused => {
                         // The dead connection goes first, so that the new one counts as a
                         // reconnect when it was the last one.
-                        drop(lease);
                         lease = Lease {
-                            sender: self.pool.connect().await?,
+                            sender: self.pool.replace(lease.sender).await?,
                             reused: false,
                         };
                         reconnected |= lease.sender.reconnected;

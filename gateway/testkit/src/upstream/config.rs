@@ -43,6 +43,7 @@ pub struct DemoUpstreamConfig {
     pub(super) max_request_bytes: usize,
     pub(super) delay: Option<Duration>,
     pub(super) close_after_answer: bool,
+    pub(super) http2: bool,
     pub(super) page_padding: usize,
     pub(super) repeat_cursor: bool,
     pub(super) page_delay: Option<Duration>,
@@ -70,6 +71,7 @@ impl DemoUpstreamConfig {
             max_request_bytes: 1024 * 1024,
             delay: None,
             close_after_answer: false,
+            http2: false,
             page_padding: 0,
             repeat_cursor: false,
             page_delay: None,
@@ -136,9 +138,19 @@ impl DemoUpstreamConfig {
     }
 
     /// Closes every connection after one answer (`Connection: close`), as some servers and
-    /// proxies do: every request then needs a new connection and a new handshake.
+    /// proxies do: every request then needs a new connection and a new handshake (HTTP/1.1).
     pub fn close_after_answer(&mut self, enabled: bool) -> &mut Self {
         self.close_after_answer = enabled;
+        self
+    }
+
+    /// Offers HTTP/2 in ALPN (`h2`, then `http/1.1`) and serves it to a client that selects
+    /// it: one connection then carries concurrent requests as streams. Default off (ALPN
+    /// `http/1.1` only). Over HTTP/2, [`close_after_answer`](Self::close_after_answer) does not
+    /// apply, and `Fault::Reset` drops the whole connection (every stream on it), not only
+    /// the request's stream.
+    pub fn http2(&mut self, enabled: bool) -> &mut Self {
+        self.http2 = enabled;
         self
     }
 

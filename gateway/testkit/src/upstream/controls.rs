@@ -59,6 +59,7 @@ pub(super) struct State {
     methods: Mutex<HashMap<String, u64>>,
     connections_accepted: AtomicU64,
     handshakes_completed: AtomicU64,
+    http2_connections: AtomicU64,
     handshakes_resumed: AtomicU64,
     page_padding: AtomicU64,
     call_result: Mutex<Option<toolgate_mcp::RawJson>>,
@@ -92,7 +93,7 @@ impl State {
         })?;
         let session_cache: Arc<dyn rustls::server::StoresServerSessions> =
             rustls::server::ServerSessionMemoryCache::new(256);
-        let tls = resumable(identity, &ticketer, &session_cache)?;
+        let tls = resumable(identity, &ticketer, &session_cache, config.http2)?;
         let (list_changed, _) = broadcast::channel(64);
         let page_padding = config.page_padding as u64;
         let repeat_cursor = config.repeat_cursor;
@@ -116,6 +117,7 @@ impl State {
             methods: Mutex::new(HashMap::new()),
             connections_accepted: AtomicU64::new(0),
             handshakes_completed: AtomicU64::new(0),
+            http2_connections: AtomicU64::new(0),
             handshakes_resumed: AtomicU64::new(0),
             page_padding: AtomicU64::new(page_padding),
             call_result: Mutex::new(None),
@@ -207,6 +209,10 @@ impl State {
         if resumed {
             self.handshakes_resumed.fetch_add(1, Ordering::Relaxed);
         }
+    }
+
+    pub(super) fn count_http2_connection(&self) {
+        self.http2_connections.fetch_add(1, Ordering::Relaxed);
     }
 
     pub(super) fn stream_opened(&self) {
@@ -325,7 +331,8 @@ impl DemoControls {
             .send_modify(|generation| *generation += 1);
     }
 
-    /// Closes every open connection (clients must reconnect).
+    /// Closes every open connection (clients must reconnect). Over HTTP/2 the connection is
+    /// dropped without a GOAWAY, as a crashed server or a broken network drops it.
     pub fn close_connections(&self) {
         self.state
             .close_connections
@@ -346,7 +353,12 @@ impl DemoControls {
     ///
     /// [`DemoUpstreamError::Certificate`] if no TLS configuration can be made from it.
     pub fn present_identity(&self, identity: &DemoIdentity) -> Result<(), DemoUpstreamError> {
-        let config = resumable(identity, &self.state.ticketer, &self.state.session_cache)?;
+        let config = resumable(
+            identity,
+            &self.state.ticketer,
+            &self.state.session_cache,
+            self.state.config.http2,
+        )?;
         *lock(&self.state.tls) = config;
         Ok(())
     }
@@ -385,6 +397,13 @@ impl DemoControls {
         self.state.handshakes_resumed.load(Ordering::Relaxed)
     }
 
+    /// Connections served over HTTP/2 (the client selected `h2`; see
+    /// `DemoUpstreamConfig::http2`). Every one is counted in
+    /// [`handshakes_completed`](Self::handshakes_completed) too.
+    pub fn http2_connections(&self) -> u64 {
+        self.state.http2_connections.load(Ordering::Relaxed)
+    }
+
     /// `GET` event streams open now.
     pub fn event_streams_open(&self) -> u64 {
         self.state.streams_open.load(Ordering::Relaxed)
@@ -398,13 +417,18 @@ impl DemoControls {
 
 /// `identity`'s server configuration with the shared ticket keys and session cache: the server
 /// issues TLS 1.3 tickets and resumes any session a client offers, as OpenSSL, Go, nginx and
-/// rustls servers do by default.
+/// rustls servers do by default. `http2`: offer `h2` in ALPN (see `DemoUpstreamConfig::http2`).
 fn resumable(
     identity: &DemoIdentity,
     ticketer: &Arc<dyn rustls::server::ProducesTickets>,
     session_cache: &Arc<dyn rustls::server::StoresServerSessions>,
+    http2: bool,
 ) -> Result<Arc<rustls::ServerConfig>, DemoUpstreamError> {
     let mut config = Arc::unwrap_or_clone(identity.server_config()?);
+    if http2 {
+        // The server's preference decides: h2 whenever the client offers it.
+        config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    }
     config.ticketer = ticketer.clone();
     config.session_storage = session_cache.clone();
     Ok(Arc::new(config))

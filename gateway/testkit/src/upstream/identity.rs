@@ -219,7 +219,8 @@ impl DemoIdentity {
         &self.leaf_key_pem
     }
 
-    /// A rustls server configuration presenting the leaf and the CA, ALPN `http/1.1`.
+    /// A rustls server configuration presenting the leaf and the CA, ALPN `http/1.1` (the demo
+    /// upstream adds `h2` when configured to serve it).
     pub(super) fn server_config(&self) -> Result<Arc<rustls::ServerConfig>, DemoUpstreamError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(

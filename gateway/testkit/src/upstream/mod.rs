@@ -35,7 +35,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioExecutor, TokioIo};
 use server_identity::Fingerprint;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
@@ -196,7 +196,7 @@ async fn accept_loop(
 
 async fn serve_connection(tcp: TcpStream, state: Arc<State>) {
     state.count_connection();
-    let mut closed = state.close_connections.subscribe();
+    let closed = state.close_connections.subscribe();
     let _ = tcp.set_nodelay(true);
     let acceptor = TlsAcceptor::from(state.tls());
     let tls = match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
@@ -209,6 +209,11 @@ async fn serve_connection(tcp: TcpStream, state: Arc<State>) {
     };
     let resumed = tls.get_ref().1.handshake_kind() == Some(rustls::HandshakeKind::Resumed);
     state.count_handshake(resumed);
+    if tls.get_ref().1.alpn_protocol() == Some(b"h2") {
+        state.count_http2_connection();
+        serve_http2(tls, state, closed).await;
+        return;
+    }
     let io = TokioIo::new(CountingStream {
         inner: tls,
         state: state.clone(),
@@ -220,6 +225,45 @@ async fn serve_connection(tcp: TcpStream, state: Arc<State>) {
     let connection = hyper::server::conn::http1::Builder::new()
         .keep_alive(!state.config.close_after_answer)
         .serve_connection(io, service);
+    serve_until(connection, closed, std::future::pending()).await;
+}
+
+/// One HTTP/2 connection: every request a stream. A `Fault::Reset` drops the whole connection
+/// (an HTTP/2 server's error would reset one stream only), as [`Fault::Reset`] promises.
+async fn serve_http2(
+    tls: tokio_rustls::server::TlsStream<TcpStream>,
+    state: Arc<State>,
+    closed: watch::Receiver<u64>,
+) {
+    let io = TokioIo::new(CountingStream {
+        inner: tls,
+        state: state.clone(),
+    });
+    let reset = Arc::new(tokio::sync::Notify::new());
+    let service_reset = reset.clone();
+    let service = hyper::service::service_fn(move |request| {
+        let state = state.clone();
+        let reset = service_reset.clone();
+        async move {
+            let answer = service::handle(state, request).await;
+            if answer.is_err() {
+                reset.notify_one();
+            }
+            answer
+        }
+    });
+    let connection = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+        .serve_connection(io, service);
+    serve_until(connection, closed, reset.notified()).await;
+}
+
+/// Serves `connection` until it ends, every connection is closed (`closed`), or `dropped`
+/// resolves; the connection is then dropped, without a goodbye.
+async fn serve_until(
+    connection: impl Future<Output = Result<(), hyper::Error>>,
+    mut closed: watch::Receiver<u64>,
+    dropped: impl Future<Output = ()>,
+) {
     tokio::select! {
         result = connection => {
             if let Err(error) = result {
@@ -227,6 +271,7 @@ async fn serve_connection(tcp: TcpStream, state: Arc<State>) {
             }
         }
         _ = closed.changed() => {}
+        () = dropped => {}
     }
 }
 
