@@ -175,7 +175,7 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> EntryMember
     members.optional_text("upstream_name", record.upstream_name.as_deref(), MAX_NAME);
     members.optional_text("upstream_url", record.upstream_url.as_deref(), MAX_URL);
     match &record.identity {
-        None => members.optional_text("identity", None, 0),
+        None => members.null("identity"),
         // Members in canonical order; `pin` and `pinned_backup` only when known, so entries
         // without a pin read as before.
         Some(identity) => members.object("identity", |object| {
@@ -260,7 +260,7 @@ pub(crate) fn catalog_loaded_members(
 fn request_id(members: &mut EntryMembers, id: Option<&Value>) {
     const NAME: &str = "request_id";
     match id {
-        None => members.optional_text(NAME, None, 0),
+        None => members.null(NAME),
         Some(Value::String(text)) => members.text(NAME, text, MAX_SESSION),
         Some(other) => {
             if !other.is_number() || members.value(NAME, other).is_err() {

@@ -61,6 +61,11 @@ impl EntryMembers {
         });
     }
 
+    /// `name`: `null`.
+    pub(crate) fn null(&mut self, name: &'static str) {
+        self.member(name, |out| out.extend_from_slice(b"null"));
+    }
+
     /// `name`: the digest's `sha256:…` text, or `null`.
     pub(crate) fn digest(&mut self, name: &'static str, digest: Option<&Digest>) {
         self.member(name, |out| write_digest(digest, out));
