@@ -10,7 +10,9 @@ use server_identity::{
     Fingerprint, IdentityError, RotationMode, ServerAnchors, TlsTrust, TrustBundles, client_config,
 };
 use toolgate::mcp::{Generation, ProtocolVersion};
-use toolgate::upstream::{TimeoutPhase, UpstreamClient, UpstreamError, UpstreamOptions};
+use toolgate::upstream::{
+    TimeoutPhase, UpstreamClient, UpstreamError, UpstreamOptions, observe_tools,
+};
 use toolgate_testkit::{
     DemoIdentity, DemoUpstream, DemoUpstreamConfig, DiscoverRefusal, Fault, ResponseMode,
     RunningUpstream,
@@ -320,6 +322,42 @@ async fn a_lost_event_stream_is_reopened_and_counts_as_an_invalidation() {
         invalidations.changed().await.unwrap();
         assert_eq!(*invalidations.borrow(), before + 2);
         assert_eq!(client.list_tools().await.unwrap().len(), 3);
+    })
+    .await;
+}
+
+/// An observation is one listing: no event stream is opened beside it, whose request would reach
+/// the upstream after the listing's answer (a harness counting the upstream's bytes saw it).
+#[tokio::test]
+async fn observing_the_tools_sends_the_listing_and_nothing_beside_it() {
+    bounded(async {
+        // Stateless: server/discover and tools/list. Sessions: the refused server/discover,
+        // initialize, notifications/initialized and tools/list.
+        for (stateless, requests) in [(true, 2), (false, 4)] {
+            // A slow page leaves a listener's request the time to arrive before the answer.
+            let upstream = start(
+                DemoUpstreamConfig::new()
+                    .stateless(stateless)
+                    .page_delay(Duration::from_millis(200)),
+            )
+            .await;
+            let tools = observe_tools(
+                &upstream.url().parse().unwrap(),
+                &upstream.spki_fingerprint(),
+            )
+            .await
+            .unwrap();
+            assert_eq!(tools.len(), 3);
+            let controls = upstream.controls();
+            assert_eq!(controls.event_streams_opened(), 0, "stateless: {stateless}");
+            assert_eq!(controls.method_count("subscriptions/listen"), 0);
+            assert_eq!(controls.method_count("tools/list"), 1);
+            assert_eq!(
+                controls.requests_received(),
+                requests,
+                "stateless: {stateless}"
+            );
+        }
     })
     .await;
 }

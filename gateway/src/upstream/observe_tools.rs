@@ -38,7 +38,17 @@ pub async fn observe_tools(
         &TrustBundles::new(),
     )
     .map_err(|error| tls_error(error.to_string()))?;
-    UpstreamClient::new(url, tls, UpstreamOptions::default())
+    UpstreamClient::new(url, tls, one_listing())
         .list_tools()
         .await
+}
+
+/// The options of a client made for one listing: no event stream is opened, since nobody is
+/// left to hear it once the listing is read, and a request sent after the answer would reach
+/// the upstream behind the caller's back.
+fn one_listing() -> UpstreamOptions {
+    UpstreamOptions {
+        listen_for_notifications: false,
+        ..UpstreamOptions::default()
+    }
 }
