@@ -133,6 +133,9 @@ fn serve_answers_over_http_and_shuts_down_gracefully_on_sigterm() {
                 "5s",
                 "--page-size",
                 "2",
+                // One thread carries the whole call, the audit's group commit included.
+                "--worker-threads",
+                "1",
             ],
         );
         let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
@@ -247,6 +250,14 @@ fn serve_refuses_bad_options_with_exit_2() {
         (
             &["--spiffe-bundle", "no-equals-sign"][..],
             "--spiffe-bundle \"no-equals-sign\": write TRUST_DOMAIN=FILE",
+        ),
+        (
+            &["--worker-threads", "0"][..],
+            "invalid value '0' for '--worker-threads <N>': 0 is not in 1..=1024",
+        ),
+        (
+            &["--worker-threads", "many"][..],
+            "invalid value 'many' for '--worker-threads <N>': invalid digit found in string",
         ),
     ] {
         let output = Command::new(TOOLGATE)
