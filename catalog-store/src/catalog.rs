@@ -139,7 +139,10 @@ impl Catalog {
                 path_var.as_deref(),
             );
             // What was read of the entry is freed here, on this entry's thread.
-            drop(std::mem::replace(element, ElementRead::NotAnObject(JsonType::Null)));
+            drop(std::mem::replace(
+                element,
+                ElementRead::NotAnObject(JsonType::Null),
+            ));
             let entry = entry.map(|read| {
                 let checked = EntryChecks::of(&read);
                 (read.entry, checked)
@@ -253,9 +256,7 @@ fn read_shape<'a>(
 ) -> (Option<String>, Vec<ElementRead<'a>>, String) {
     match document {
         DocumentRead::Entries(elements) => (None, elements, String::new()),
-        DocumentRead::Object { members, entries } => {
-            read_catalog_object(&members, entries, errors)
-        }
+        DocumentRead::Object { members, entries } => read_catalog_object(&members, entries, errors),
         DocumentRead::Other(found) => {
             errors.push(CatalogError::NotACatalog {
                 found: found.name(),

@@ -246,10 +246,13 @@ pub(crate) fn read_entry(
     let definition_pointer = child(&pointer, "approved_definition");
     let upstream = upstream_name.clone().valid();
     let recomputed = match definition {
-        Some(DefinitionRead::Object(definition)) => {
-            check_definition(&mut problems, definition, &definition_pointer, upstream.as_deref())
-                .map(|digest| (definition, digest))
-        }
+        Some(DefinitionRead::Object(definition)) => check_definition(
+            &mut problems,
+            definition,
+            &definition_pointer,
+            upstream.as_deref(),
+        )
+        .map(|digest| (definition, digest)),
         Some(DefinitionRead::Other(found)) => {
             problems.wrong_type_of(definition_pointer, "an object", *found);
             None

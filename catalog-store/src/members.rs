@@ -169,7 +169,12 @@ impl Problems<'_> {
     }
 
     /// As [`wrong_type`](Self::wrong_type), for a value read as its type alone.
-    pub(crate) fn wrong_type_of(&mut self, pointer: String, expected: &'static str, found: JsonType) {
+    pub(crate) fn wrong_type_of(
+        &mut self,
+        pointer: String,
+        expected: &'static str,
+        found: JsonType,
+    ) {
         let at = self.at(pointer);
         self.push(CatalogError::WrongType {
             at,
