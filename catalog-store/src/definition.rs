@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use crate::code_points::is_invisible;
 use crate::error::CatalogError;
 use crate::location::child;
-use crate::members::{Problems, article};
+use crate::members::Problems;
 
 /// The members an approved definition may carry: the six that are hashed (seed 000 §3), with
 /// the seed 003 §2 snake_case spellings of the two schemas.
@@ -276,7 +276,7 @@ pub(crate) fn check_definition(
                 problems.push(CatalogError::WrongType {
                     at,
                     expected,
-                    found: article(member.found),
+                    found: member.found.with_article(),
                 });
             }
         }

@@ -179,26 +179,14 @@ impl Problems<'_> {
         self.push(CatalogError::WrongType {
             at,
             expected,
-            found: article(found),
+            found: found.with_article(),
         });
     }
 }
 
 /// The JSON type of `value`, with its article, for messages.
 pub(crate) fn json_type(value: &Value) -> &'static str {
-    article(JsonType::of_value(value))
-}
-
-/// A JSON type with its article, for messages: `null`, `a boolean`, … `an object`.
-pub(crate) fn article(found: JsonType) -> &'static str {
-    match found {
-        JsonType::Null => "null",
-        JsonType::Boolean => "a boolean",
-        JsonType::Number => "a number",
-        JsonType::String => "a string",
-        JsonType::Array => "an array",
-        JsonType::Object => "an object",
-    }
+    JsonType::of_value(value).with_article()
 }
 
 /// The allowed name `member` most likely meant: equal ignoring case and `_`, or at most two

@@ -51,30 +51,15 @@ fn hashed(mut entry: Value) -> Value {
     entry
 }
 
+/// local.rs's entry, with a `name` in its definition and other entrypoint digests.
 fn local_entry() -> Value {
-    hashed(json!({
-        "tool_name": "everything.echo",
-        "upstream_name": "echo",
-        "server": {
-            "display_name": "Everything (stdio)",
-            "command": ["/usr/bin/node", "/opt/mcp/everything/dist/index.js", "stdio"],
-            "cwd": "/opt/mcp/everything",
-            "env": {"LOG_LEVEL": "warn"},
-            "inherit_env": ["PATH", "HOME"],
-            "entrypoint_digests": {
-                "/usr/bin/node": format!("sha256:{}", "ab".repeat(32)),
-                "dist/index.js": format!("sha256:{}", "cd".repeat(32))
-            }
-        },
-        "approved_definition": {
-            "name": "echo",
-            "description": "Echo the message back",
-            "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}
-        },
-        "definition_hash": "",
-        "added_at": "2026-06-01T00:00:00Z",
-        "approved_by": "security@example.com"
-    }))
+    let mut entry = crate::local::local_entry();
+    entry["server"]["entrypoint_digests"] = json!({
+        "/usr/bin/node": format!("sha256:{}", "ab".repeat(32)),
+        "dist/index.js": format!("sha256:{}", "cd".repeat(32))
+    });
+    entry["approved_definition"]["name"] = json!("echo");
+    hashed(entry)
 }
 
 /// Numbers in every form, non-ASCII text, nested arrays, every hashed member, `null` ones.

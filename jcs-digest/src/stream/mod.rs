@@ -63,6 +63,19 @@ impl JsonType {
         }
     }
 
+    /// The type's name with its article, as messages say what was found: `"null"`,
+    /// `"a boolean"`, `"a number"`, `"a string"`, `"an array"` or `"an object"`.
+    pub const fn with_article(self) -> &'static str {
+        match self {
+            JsonType::Null => "null",
+            JsonType::Boolean => "a boolean",
+            JsonType::Number => "a number",
+            JsonType::String => "a string",
+            JsonType::Array => "an array",
+            JsonType::Object => "an object",
+        }
+    }
+
     /// The type of `value`.
     pub fn of_value(value: &serde_json::Value) -> JsonType {
         use serde_json::Value;
