@@ -161,7 +161,7 @@ impl<'a> DefinitionRead<'a> {
                 Member {
                     name: name.clone(),
                     found,
-                    canonical: written.then(|| from..canonical.len()),
+                    canonical: written.then_some(from..canonical.len()),
                     text: value.as_str().filter(|_| name == "name").map(str::to_owned),
                 }
             })
