@@ -61,6 +61,23 @@ thread_local! {
     static SCRATCH: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
 }
 
+/// The scratch buffer is kept only up to this size, so that one huge definition does not stay
+/// allocated on the thread (the gateway's) after the load.
+const SCRATCH_KEPT: usize = 1 << 20;
+
+/// This thread's scratch buffer, empty.
+fn take_scratch() -> Vec<u8> {
+    let mut buffer = SCRATCH.take();
+    buffer.clear();
+    buffer
+}
+
+fn give_back(buffer: Vec<u8>) {
+    if buffer.capacity() <= SCRATCH_KEPT {
+        SCRATCH.set(buffer);
+    }
+}
+
 #[derive(Clone, Copy)]
 enum Kind {
     String,
@@ -110,8 +127,7 @@ impl<'a> DefinitionRead<'a> {
         let mut members = Vec::new();
         // Written to this thread's buffer, then copied out at their size: one allocation per
         // definition rather than one per doubling.
-        let mut canonical = SCRATCH.take();
-        canonical.clear();
+        let mut canonical = take_scratch();
         reader.enter_object()?;
         while let Some(name) = reader.next_member()? {
             let name = name.to_owned();
@@ -139,7 +155,7 @@ impl<'a> DefinitionRead<'a> {
             members,
             canonical: canonical.as_slice().into(),
         };
-        SCRATCH.set(canonical);
+        give_back(canonical);
         Ok(DefinitionRead::Object(read))
     }
 
@@ -297,8 +313,7 @@ fn definition_digest(
     taken: &[(&str, Range<usize>)],
     upstream_name: &str,
 ) -> Digest {
-    let mut preimage = SCRATCH.take();
-    preimage.clear();
+    let mut preimage = take_scratch();
     preimage.extend_from_slice(b"{\"profile\":");
     write_canonical_str(Profile::Trace.label(), &mut preimage);
     preimage.extend_from_slice(b",\"tool\":{");
@@ -325,7 +340,7 @@ fn definition_digest(
     }
     preimage.extend_from_slice(b"}}");
     let digest = Digest::of(&preimage);
-    SCRATCH.set(preimage);
+    give_back(preimage);
     digest
 }
 
@@ -370,7 +385,16 @@ fn may_hold_invisible(bytes: &[u8]) -> bool {
 
 #[cfg(test)]
 mod unit {
-    use super::{IN_CANONICAL_ORDER, may_hold_invisible};
+    use super::{IN_CANONICAL_ORDER, SCRATCH_KEPT, give_back, may_hold_invisible, take_scratch};
+
+    /// The thread's buffer is reused up to its limit, and dropped beyond it.
+    #[test]
+    fn a_huge_scratch_buffer_is_not_kept() {
+        give_back(Vec::with_capacity(4096));
+        assert!(take_scratch().capacity() >= 4096);
+        give_back(Vec::with_capacity(SCRATCH_KEPT + 1));
+        assert_eq!(take_scratch().capacity(), 0);
+    }
 
     #[test]
     fn the_preimage_order_is_rfc_8785_order_of_the_hashed_members() {
