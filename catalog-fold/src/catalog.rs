@@ -4,9 +4,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use catalog_key::ToolKey;
-use jcs_digest::{
-    CanonicalizeError, Digest, JsonType, Profile, StreamedTool, ToolDigestError, ToolName,
-};
+use jcs_digest::{CanonicalizeError, Digest, Profile, StreamedTool, ToolDigestError, ToolName};
 use serde_json::Value;
 
 use crate::document::{DocumentError, json_type};
@@ -170,7 +168,7 @@ fn streamed_entry(
                     return Err((
                         None,
                         ToolErrorReason::NameNotAString {
-                            found: article(*found),
+                            found: found.with_article(),
                         },
                     ));
                 }
@@ -181,21 +179,9 @@ fn streamed_entry(
         StreamedTool::NotAnObject { found } => Err((
             None,
             ToolErrorReason::NotAnObject {
-                found: article(*found),
+                found: found.with_article(),
             },
         )),
-    }
-}
-
-/// The JSON type with its article, as [`json_type`] writes it for a `Value`.
-fn article(found: JsonType) -> &'static str {
-    match found {
-        JsonType::Null => "null",
-        JsonType::Boolean => "a boolean",
-        JsonType::Number => "a number",
-        JsonType::String => "a string",
-        JsonType::Array => "an array",
-        JsonType::Object => "an object",
     }
 }
 

@@ -158,14 +158,7 @@ pub(crate) fn describe(value: &Value) -> String {
 
 /// The JSON type of a value with its article: "null", "a boolean", … "an object".
 pub(crate) fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    jcs_digest::JsonType::of_value(value).with_article()
 }
 
 /// "an empty object", or "an object with members "a", "b"" (the first five names).

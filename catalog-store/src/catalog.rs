@@ -3,12 +3,13 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use jcs_digest::{Digest, JsonType, StreamReader, StrictJsonError};
+use jcs_digest::{Digest, JsonType};
 use serde_json::{Map, Value};
 
 use crate::binding::ServerBinding;
+use crate::document::{DocumentRead, ElementRead};
 use crate::endpoint::conflicting_identities;
-use crate::entry::{CatalogEntry, EntrySketch, read_entry};
+use crate::entry::{CatalogEntry, EntrySketch, ReadEntry, read_entry};
 use crate::error::{CatalogError, CatalogLoadError, CollidingEntry};
 use crate::halves::{Threads, in_two_halves};
 use crate::invisible::{InvisibleText, invisible_text};
@@ -116,8 +117,8 @@ impl Catalog {
         };
         let document = match threads {
             #[cfg(test)]
-            Threads::One => jcs_digest::parse_strict(bytes),
-            _ => read_document(bytes),
+            Threads::One => jcs_digest::parse_strict(bytes).map(DocumentRead::from_value),
+            _ => DocumentRead::read(bytes),
         }
         .map_err(|source| invalid(vec![CatalogError::Json { source }]))?;
 
@@ -125,9 +126,9 @@ impl Catalog {
         let (catalog_version, mut elements, entries_pointer) = read_shape(document, &mut errors);
         // Read once: every local server's bare command[0] is resolved on the same PATH.
         let path_var = std::env::var_os("PATH");
-        // Each entry is read on its own (its problems, its definition digest, and once it is
-        // valid its measurement digest and invisible characters), so the two halves of the
-        // array can be read at once; their results are put back in file order.
+        // Each entry is checked on its own (its problems, its definition digest, and once it
+        // is valid its measurement digest and invisible characters), so the two halves of the
+        // array can be checked at once; their results are put back in file order.
         let read = in_two_halves(&mut elements, threads, |index, element| {
             let mut entry_errors = Vec::new();
             let (entry, sketch) = read_entry(
@@ -137,11 +138,14 @@ impl Catalog {
                 &mut entry_errors,
                 path_var.as_deref(),
             );
-            // What is left of the entry's tree is freed here, on this entry's thread.
-            drop(std::mem::take(element));
-            let entry = entry.map(|entry| {
-                let checked = EntryChecks::of(&entry);
-                (entry, checked)
+            // What was read of the entry is freed here, on this entry's thread.
+            drop(std::mem::replace(
+                element,
+                ElementRead::NotAnObject(JsonType::Null),
+            ));
+            let entry = entry.map(|read| {
+                let checked = EntryChecks::of(&read);
+                (read.entry, checked)
             });
             (entry, sketch, entry_errors)
         });
@@ -229,76 +233,53 @@ struct EntryChecks {
 }
 
 impl EntryChecks {
-    fn of(entry: &CatalogEntry) -> EntryChecks {
+    fn of(read: &ReadEntry) -> EntryChecks {
+        let entry = &read.entry;
         EntryChecks {
             digest: entry_digest(entry),
-            invisible: invisible_text(entry.approved_definition()),
+            // Most definitions hold no such character, and are not built into a value to be
+            // searched; one that may is searched as a value, as a live definition is.
+            invisible: if read.may_hold_invisible {
+                invisible_text(entry.approved_definition())
+            } else {
+                Vec::new()
+            },
         }
     }
 }
 
-/// The document, as [`jcs_digest::parse_strict`] reads it (the same value or the same error), with the
-/// array of entries (the bare array, or the object's `entries`) read by jcs-digest's
-/// `tree_elements`, in two halves on two threads when it is large.
-fn read_document(bytes: &[u8]) -> Result<Value, StrictJsonError> {
-    let mut reader = StreamReader::new(bytes);
-    let document = match reader.peek() {
-        Some(JsonType::Array) => Value::Array(reader.tree_elements()?),
-        Some(JsonType::Object) => {
-            reader.enter_object()?;
-            let mut members = Map::new();
-            while let Some(name) = reader.next_member()? {
-                let name = name.to_owned();
-                let value = if name == "entries" && reader.peek() == Some(JsonType::Array) {
-                    Value::Array(reader.tree_elements()?)
-                } else {
-                    reader.tree_value()?
-                };
-                members.insert(name, value);
-            }
-            Value::Object(members)
-        }
-        _ => reader.tree_value()?,
-    };
-    reader.finish()?;
-    Ok(document)
-}
-
 /// The two file shapes: a bare array of entries, or `{"catalog_version": …, "entries": […]}`.
-/// Returns the version, the entry elements (moved out of the document) and the JSON Pointer
-/// of the entry array.
-fn read_shape(
-    document: Value,
+/// Returns the version, the entries and the JSON Pointer of the entry array.
+fn read_shape<'a>(
+    document: DocumentRead<'a>,
     errors: &mut Vec<CatalogError>,
-) -> (Option<String>, Vec<Value>, String) {
+) -> (Option<String>, Vec<ElementRead<'a>>, String) {
     match document {
-        Value::Array(elements) => (None, elements, String::new()),
-        Value::Object(object) => read_catalog_object(object, errors),
-        other => {
-            let found = match other {
-                Value::Null => "null",
-                Value::Bool(_) => "boolean",
-                Value::Number(_) => "number",
-                _ => "string",
-            };
-            errors.push(CatalogError::NotACatalog { found });
+        DocumentRead::Entries(elements) => (None, elements, String::new()),
+        DocumentRead::Object { members, entries } => read_catalog_object(&members, entries, errors),
+        DocumentRead::Other(found) => {
+            errors.push(CatalogError::NotACatalog {
+                found: found.name(),
+            });
             (None, Vec::new(), String::new())
         }
     }
 }
 
-fn read_catalog_object(
-    mut object: Map<String, Value>,
+/// The object form: `members` (without `entries` when it is an array: then `entries`).
+fn read_catalog_object<'a>(
+    object: &Map<String, Value>,
+    entries: Option<Vec<ElementRead<'a>>>,
     errors: &mut Vec<CatalogError>,
-) -> (Option<String>, Vec<Value>, String) {
+) -> (Option<String>, Vec<ElementRead<'a>>, String) {
     let mut problems = Problems {
         entry: None,
         errors,
     };
-    problems.refuse_unknown_members(&object, "", CATALOG_MEMBERS, WHY_CATALOG);
+    problems.refuse_unknown_members(object, "", CATALOG_MEMBERS, WHY_CATALOG);
     let version = problems
         .optional_string(
-            &object,
+            object,
             "",
             "catalog_version",
             "give a version label, e.g. \"2026-06-01.1\", or remove the member",
@@ -306,13 +287,13 @@ fn read_catalog_object(
         .map(str::to_owned)
         .valid();
     let entries_pointer = child("", "entries");
-    let elements = match object.remove("entries") {
-        Some(Value::Array(elements)) => elements,
-        Some(other) => {
-            problems.wrong_type(entries_pointer.clone(), "an array of entries", &other);
+    let elements = match (entries, object.get("entries")) {
+        (Some(elements), _) => elements,
+        (None, Some(other)) => {
+            problems.wrong_type(entries_pointer.clone(), "an array of entries", other);
             Vec::new()
         }
-        None => {
+        (None, None) => {
             let at = problems.at(entries_pointer.clone());
             problems.push(CatalogError::MissingMember {
                 at,

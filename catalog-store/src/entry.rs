@@ -1,16 +1,19 @@
 //! One catalog entry: a tool name bound to one server and one approved definition (seed 003 §2).
 
 use std::ffi::OsStr;
+use std::fmt;
+use std::sync::OnceLock;
 
 use catalog_key::ToolKey;
-use jcs_digest::{Digest, Profile, tool_definition_digest};
+use jcs_digest::Digest;
 use serde_json::{Map, Value};
 use server_identity::UtcTimestamp;
 
 use crate::added_at::check_rfc3339;
 use crate::binding::{ServerBinding, ServerSketch};
 use crate::code_points::CodePoints;
-use crate::definition::normalize_definition;
+use crate::definition::{DefinitionRead, check_definition, normalized_value};
+use crate::document::ElementRead;
 use crate::error::CatalogError;
 use crate::location::{EntryRef, child, element};
 use crate::members::{Field, Problems, json_type};
@@ -30,13 +33,15 @@ pub(crate) const ENTRY_MEMBERS: &[&str] = &[
 const WHY_ENTRY: &str = "A typo in a security file must not load quietly: fix or remove it";
 
 /// One validated catalog entry.
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// Equal entries have equal members, the normalized definition compared as a value.
+#[derive(Clone)]
 pub struct CatalogEntry {
     tool_name: String,
     upstream_name: String,
     key: ToolKey,
     server: ServerBinding,
-    approved_definition: Value,
+    approved_definition: LazyDefinition,
     definition_hash: Digest,
     added_at: String,
     added_at_utc: UtcTimestamp,
@@ -70,8 +75,12 @@ impl CatalogEntry {
     ///
     /// This is what a live `tools/list` entry must hash to, and what the gateway serves to
     /// clients after setting `"name"` to [`tool_name`](Self::tool_name).
+    ///
+    /// Built from the definition's bytes on the first call (a load checks and digests them
+    /// without building it), then kept.
     pub fn approved_definition(&self) -> &Value {
-        &self.approved_definition
+        let LazyDefinition { written, value } = &self.approved_definition;
+        value.get_or_init(|| Value::Object(normalized_value(written, &self.upstream_name)))
     }
 
     /// `definition_hash`, checked at load to be the digest of
@@ -96,6 +105,57 @@ impl CatalogEntry {
     }
 }
 
+impl PartialEq for CatalogEntry {
+    fn eq(&self, other: &CatalogEntry) -> bool {
+        self.tool_name == other.tool_name
+            && self.upstream_name == other.upstream_name
+            && self.key == other.key
+            && self.server == other.server
+            && self.definition_hash == other.definition_hash
+            && self.added_at == other.added_at
+            && self.added_at_utc == other.added_at_utc
+            && self.approved_by == other.approved_by
+            && self.approved_definition() == other.approved_definition()
+    }
+}
+
+impl Eq for CatalogEntry {}
+
+impl fmt::Debug for CatalogEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CatalogEntry")
+            .field("tool_name", &self.tool_name)
+            .field("upstream_name", &self.upstream_name)
+            .field("key", &self.key)
+            .field("server", &self.server)
+            .field("approved_definition", self.approved_definition())
+            .field("definition_hash", &self.definition_hash)
+            .field("added_at", &self.added_at)
+            .field("added_at_utc", &self.added_at_utc)
+            .field("approved_by", &self.approved_by)
+            .finish()
+    }
+}
+
+/// An approved definition as it was written (checked strictly, valid), and its normalized
+/// value once built.
+///
+/// Kept as bytes because a load needs no `Value` of it (the checks, the digest and the search
+/// for invisible characters run on what the streaming reader read), and a tree per schema,
+/// allocated and freed, was about half of the time a load took.
+#[derive(Clone)]
+struct LazyDefinition {
+    written: Box<[u8]>,
+    value: OnceLock<Value>,
+}
+
+/// A valid entry, and whether its approved definition may hold invisible characters (when
+/// not, it is not searched).
+pub(crate) struct ReadEntry {
+    pub(crate) entry: CatalogEntry,
+    pub(crate) may_hold_invisible: bool,
+}
+
 /// What the collision and server identity checks need from an entry, readable even when the
 /// entry is invalid.
 pub(crate) struct EntrySketch {
@@ -110,22 +170,28 @@ pub(crate) struct EntrySketch {
 /// `path_var` is the gateway's `PATH` (local servers' bare programs are looked up on it).
 pub(crate) fn read_entry(
     index: usize,
-    value: &mut Value,
+    read: &ElementRead<'_>,
     entries_pointer: &str,
     errors: &mut Vec<CatalogError>,
     path_var: Option<&OsStr>,
-) -> (Option<CatalogEntry>, Option<EntrySketch>) {
+) -> (Option<ReadEntry>, Option<EntrySketch>) {
     let pointer = element(entries_pointer, index);
-    let Value::Object(entry) = value else {
-        let mut problems = Problems {
-            entry: Some(EntryRef {
-                index,
-                tool_name: None,
-            }),
-            errors,
-        };
-        problems.wrong_type(pointer, "an object (a catalog entry)", value);
-        return (None, None);
+    let (entry, definition) = match read {
+        ElementRead::Entry {
+            members,
+            definition,
+        } => (members, definition),
+        ElementRead::NotAnObject(found) => {
+            let mut problems = Problems {
+                entry: Some(EntryRef {
+                    index,
+                    tool_name: None,
+                }),
+                errors,
+            };
+            problems.wrong_type_of(pointer, "an object (a catalog entry)", *found);
+            return (None, None);
+        }
     };
     let named = entry
         .get("tool_name")
@@ -177,28 +243,18 @@ pub(crate) fn read_entry(
         None => (None, None),
     };
 
-    // The definition is moved out of the document, not cloned: schemas are the bulk of a catalog.
     let definition_pointer = child(&pointer, "approved_definition");
-    let recomputed = match entry.remove("approved_definition") {
-        Some(Value::Object(definition)) => normalize_definition(
+    let upstream = upstream_name.clone().valid();
+    let recomputed = match definition {
+        Some(DefinitionRead::Object(definition)) => check_definition(
             &mut problems,
             definition,
             &definition_pointer,
-            upstream_name.clone().valid().as_deref(),
+            upstream.as_deref(),
         )
-        .and_then(|normalized| {
-            let normalized = Value::Object(normalized);
-            match tool_definition_digest(&normalized, Profile::Trace) {
-                Ok(digest) => Some((normalized, digest)),
-                Err(source) => {
-                    let at = problems.at(definition_pointer);
-                    problems.push(CatalogError::DefinitionNotDigestible { at, source });
-                    None
-                }
-            }
-        }),
-        Some(other) => {
-            problems.wrong_type(definition_pointer, "an object", &other);
+        .map(|digest| (definition, digest)),
+        Some(DefinitionRead::Other(found)) => {
+            problems.wrong_type_of(definition_pointer, "an object", *found);
             None
         }
         None => {
@@ -270,17 +326,24 @@ pub(crate) fn read_entry(
     }
     let built = (|| {
         let tool_name = tool_name.valid()?;
-        let (approved_definition, _) = recomputed?;
-        Some(CatalogEntry {
-            key: ToolKey::from_name(&tool_name),
-            tool_name,
-            upstream_name: upstream_name.valid()?,
-            server: server?,
-            approved_definition,
-            definition_hash: definition_hash?,
-            added_at: added_at.valid()?.to_owned(),
-            added_at_utc: added_at_utc?,
-            approved_by: approved_by.valid()?.to_owned(),
+        let upstream_name = upstream_name.valid()?;
+        let (definition, _) = recomputed?;
+        Some(ReadEntry {
+            may_hold_invisible: definition.may_hold_invisible(&upstream_name),
+            entry: CatalogEntry {
+                key: ToolKey::from_name(&tool_name),
+                tool_name,
+                upstream_name,
+                server: server?,
+                approved_definition: LazyDefinition {
+                    written: definition.span().into(),
+                    value: OnceLock::new(),
+                },
+                definition_hash: definition_hash?,
+                added_at: added_at.valid()?.to_owned(),
+                added_at_utc: added_at_utc?,
+                approved_by: approved_by.valid()?.to_owned(),
+            },
         })
     })();
     (built, sketch)

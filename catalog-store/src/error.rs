@@ -319,8 +319,9 @@ pub enum CatalogError {
         /// The entry's upstream name.
         upstream_name: String,
     },
-    /// The approved definition cannot be hashed (not reachable from bytes the strict reader
-    /// accepted; kept so that no path is silent).
+    /// The approved definition cannot be hashed. No load gives it: the strict reader refuses
+    /// every value RFC 8785 cannot write (an integer beyond ±(2^53−1)), and the digest is
+    /// taken from the bytes it wrote. Kept so that a match on this enum stays as it was.
     #[error("{at}: approved_definition has no digest: {source}")]
     DefinitionNotDigestible {
         /// Where: the pointer of `approved_definition`.

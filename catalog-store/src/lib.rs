@@ -78,6 +78,7 @@ mod binding;
 mod catalog;
 mod code_points;
 mod definition;
+mod document;
 mod endpoint;
 mod entry;
 mod error;

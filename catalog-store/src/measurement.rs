@@ -178,28 +178,10 @@ fn write_optional(out: &mut Vec<u8>, text: Option<&str>) {
 }
 
 /// A JSON string as RFC 8785 §3.2.2.2 writes it: `"` and `\` escaped, U+0000–U+001F as
-/// `\b \t \n \f \r` or `\u00xx` (lowercase hex), everything else literal.
+/// `\b \t \n \f \r` or `\u00xx` (lowercase hex), everything else literal; jcs-digest's
+/// writer, which copies the runs between escapes whole.
 fn write_string(out: &mut Vec<u8>, text: &str) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    out.push(b'"');
-    for byte in text.bytes() {
-        match byte {
-            b'"' => out.extend_from_slice(b"\\\""),
-            b'\\' => out.extend_from_slice(b"\\\\"),
-            0x08 => out.extend_from_slice(b"\\b"),
-            b'\t' => out.extend_from_slice(b"\\t"),
-            b'\n' => out.extend_from_slice(b"\\n"),
-            0x0C => out.extend_from_slice(b"\\f"),
-            b'\r' => out.extend_from_slice(b"\\r"),
-            0x00..=0x1F => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(byte >> 4)]);
-                out.push(HEX[usize::from(byte & 0x0F)]);
-            }
-            _ => out.push(byte),
-        }
-    }
-    out.push(b'"');
+    jcs_digest::write_canonical_str(text, out);
 }
 
 /// The digest of one entry's preimage.

@@ -4,6 +4,7 @@
 //! `#[derive(Deserialize)]`: serde's derive stops at the first problem and its messages carry
 //! no JSON Pointer, and the catalog must report every problem, each at its field.
 
+use jcs_digest::JsonType;
 use serde_json::{Map, Value};
 
 use crate::error::CatalogError;
@@ -64,11 +65,24 @@ impl Problems<'_> {
         why: &'static str,
     ) {
         // In name order, whatever order the map keeps (serde_json's `preserve_order`).
-        for member in jcs_digest::order::names(object) {
-            if !allowed.contains(&member.as_str()) {
+        let names = jcs_digest::order::names(object).map(String::as_str);
+        self.refuse_unknown_names(names, pointer, allowed, why);
+    }
+
+    /// Records every name of `names` (in the order given) not in `allowed`, as
+    /// [`refuse_unknown_members`](Self::refuse_unknown_members) does for an object's.
+    pub(crate) fn refuse_unknown_names<'n>(
+        &mut self,
+        names: impl IntoIterator<Item = &'n str>,
+        pointer: &str,
+        allowed: &'static [&'static str],
+        why: &'static str,
+    ) {
+        for member in names {
+            if !allowed.contains(&member) {
                 let error = CatalogError::UnknownMember {
                     at: self.at(child(pointer, member)),
-                    member: member.clone(),
+                    member: member.to_owned(),
                     suggestion: closest(member, allowed),
                     allowed,
                     why,
@@ -151,25 +165,28 @@ impl Problems<'_> {
     }
 
     pub(crate) fn wrong_type(&mut self, pointer: String, expected: &'static str, found: &Value) {
+        self.wrong_type_of(pointer, expected, JsonType::of_value(found));
+    }
+
+    /// As [`wrong_type`](Self::wrong_type), for a value read as its type alone.
+    pub(crate) fn wrong_type_of(
+        &mut self,
+        pointer: String,
+        expected: &'static str,
+        found: JsonType,
+    ) {
         let at = self.at(pointer);
         self.push(CatalogError::WrongType {
             at,
             expected,
-            found: json_type(found),
+            found: found.with_article(),
         });
     }
 }
 
 /// The JSON type of `value`, with its article, for messages.
 pub(crate) fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    JsonType::of_value(value).with_article()
 }
 
 /// The allowed name `member` most likely meant: equal ignoring case and `_`, or at most two

@@ -26,7 +26,7 @@ const ML: &str = "sha256:87481dbc26fe52237e536816915cadbf6efc61f8d88742e9ed76357
 const E0: &str = "entry 0 (tool_name \"everything.echo\")";
 
 /// docs/design.md §3's example: an absolute program, a digest path relative to `cwd`.
-fn local_entry() -> Value {
+pub(crate) fn local_entry() -> Value {
     json!({
         "tool_name": "everything.echo",
         "upstream_name": "echo",

@@ -20,3 +20,5 @@ mod warnings;
 mod measurement;
 // Hostile input: arbitrary and mutated bytes never panic; deep nesting is an error.
 mod hostile;
+// The loader against its own past: a corpus digested as the tree loader of 6b7f472 loaded it.
+mod as_before;

@@ -6,12 +6,18 @@
 
 use std::fmt;
 
-/// Writes `bytes` as lowercase hex.
+/// Writes `bytes` as lowercase hex, in one write: a catalog load shows every fingerprint
+/// several times (its grouping key, its measurement, its report line), and formatting byte by
+/// byte (`{:02x}`, 32 calls through the formatter) was a tenth of a load's time.
 pub(crate) fn write_lower(f: &mut fmt::Formatter<'_>, bytes: &[u8; 32]) -> fmt::Result {
-    for byte in bytes {
-        write!(f, "{byte:02x}")?;
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut text = [0u8; 64];
+    for (pair, byte) in text.chunks_exact_mut(2).zip(bytes) {
+        pair[0] = DIGITS[usize::from(byte >> 4)];
+        pair[1] = DIGITS[usize::from(byte & 0xF)];
     }
-    Ok(())
+    // Every byte written above is an ASCII digit.
+    f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
 }
 
 /// Reads 64 hex digits (any case) into 32 bytes; the error is the byte offset of the first

@@ -255,3 +255,76 @@ proptest! {
         prop_assert_eq!(outcome(&two), outcome(&reference));
     }
 }
+
+/// A small catalog written both ways (pretty, compact) with definitions in both spellings.
+fn small() -> &'static [Vec<u8>] {
+    static SMALL: OnceLock<Vec<Vec<u8>>> = OnceLock::new();
+    SMALL.get_or_init(|| {
+        let mut entries = entries()[..3].to_vec();
+        let definition = entries[1]["approved_definition"].as_object_mut().unwrap();
+        definition.insert("title".to_owned(), json!("T\u{200b}"));
+        definition.insert("outputSchema".to_owned(), Value::Null);
+        let tool = Value::Object(definition.clone());
+        let digest = jcs_digest::tool_definition_digest(&tool, jcs_digest::Profile::Trace);
+        if let Some(schema) = definition.remove("inputSchema") {
+            definition.insert("input_schema".to_owned(), schema);
+        }
+        entries[1]["definition_hash"] = json!(digest.unwrap().to_string());
+        vec![object_form(&entries), serde_json::to_vec(&entries).unwrap()]
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// The streaming load against the tree loader (`parse_strict` of the whole file, each entry
+    /// read from the tree, the definitions canonicalized from their values): a small catalog
+    /// with bytes replaced, inserted or removed anywhere gives the same catalog (definitions
+    /// compared as values), warnings and measurement, or the same errors.
+    #[test]
+    fn the_streaming_load_is_the_tree_load_on_edited_catalogs(
+        form in 0..2usize,
+        edits in proptest::collection::vec(
+            (any::<prop::sample::Index>(), 0..3u8, prop::sample::select(
+                b"{}[]\",:0123456789.eE+-tfnul\\ax \xc3\xa9\xe2\x80\x8b".to_vec()
+            )),
+            1..4,
+        )
+    ) {
+        let mut bytes = small()[form].clone();
+        for (at, how, byte) in edits {
+            let at = at.index(bytes.len());
+            match how {
+                0 => bytes[at] = byte,
+                1 => bytes.insert(at, byte),
+                _ => {
+                    bytes.remove(at);
+                }
+            }
+        }
+        let reference = Catalog::from_bytes_with(&bytes, None, Threads::One);
+        let streamed = Catalog::from_bytes_with(&bytes, None, Threads::UpToTwo);
+        prop_assert_eq!(outcome(&streamed), outcome(&reference));
+    }
+}
+
+/// The unedited small catalogs load (the edits above start from valid ones), with the warning
+/// for the zero-width space in the title of the second entry.
+#[test]
+fn the_small_catalogs_load() {
+    for bytes in small() {
+        let catalog = agree(bytes).unwrap();
+        let warnings: Vec<String> = catalog.warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert!(
+            warnings[0].ends_with(
+                "approved_definition /title holds 1 invisible or direction-changing character \
+                 (U+200B); what a person approves must be what the model reads: remove them, or \
+                 make sure they belong there"
+            ),
+            "{warnings:?}"
+        );
+        let title = &catalog.entries()[1].approved_definition()["title"];
+        assert_eq!(title, "T\u{200b}");
+    }
+}

@@ -63,6 +63,19 @@ impl JsonType {
         }
     }
 
+    /// The type's name with its article, as messages say what was found: `"null"`,
+    /// `"a boolean"`, `"a number"`, `"a string"`, `"an array"` or `"an object"`.
+    pub const fn with_article(self) -> &'static str {
+        match self {
+            JsonType::Null => "null",
+            JsonType::Boolean => "a boolean",
+            JsonType::Number => "a number",
+            JsonType::String => "a string",
+            JsonType::Array => "an array",
+            JsonType::Object => "an object",
+        }
+    }
+
     /// The type of `value`.
     pub fn of_value(value: &serde_json::Value) -> JsonType {
         use serde_json::Value;
@@ -285,11 +298,46 @@ impl<'a> StreamReader<'a> {
     /// [`StrictJsonError`], as the tree reader gives it for the same bytes; a syntax error when
     /// the next value is not an array (check with [`peek`](Self::peek) first).
     pub fn tree_elements(&mut self) -> Result<Vec<serde_json::Value>, StrictJsonError> {
+        self.elements_with(|reader: &mut StreamReader<'a>| reader.tree_value())
+    }
+
+    /// Reads the array that is the next value, every element with `read`, in order: `read`
+    /// is called once per element, with the reader before it, and must read exactly that one
+    /// value (with the value methods, or by walking it to its end). What it returns must
+    /// depend on the element's bytes alone, not on where the array is: the result is then the
+    /// one reading the elements one after the other gives.
+    ///
+    /// A large array (a megabyte or more of input left) on a machine with more than one CPU is
+    /// read in two halves at once, as [`tree_elements`](Self::tree_elements) reads it: the
+    /// second half, read by a second reader of its own, is used only once this reader arrives
+    /// exactly where it starts, and when it meets an error the first reads on alone, so every
+    /// error is this reader's, in document order.
+    ///
+    /// ```
+    /// use jcs_digest::{JsonType, StreamReader};
+    ///
+    /// let mut reader = StreamReader::new(br#"[{"a": 1}, "x", {"a": [2]}]"#);
+    /// let types = reader.elements_with(|element| element.skip_value())?;
+    /// reader.finish()?;
+    /// assert_eq!(types, [JsonType::Object, JsonType::String, JsonType::Object]);
+    /// # Ok::<(), jcs_digest::StrictJsonError>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`StrictJsonError`], as the tree reader gives it for the same bytes, or the first error
+    /// `read` returns; a syntax error when the next value is not an array (check with
+    /// [`peek`](Self::peek) first).
+    pub fn elements_with<T, F>(&mut self, read: F) -> Result<Vec<T>, StrictJsonError>
+    where
+        T: Send,
+        F: Fn(&mut StreamReader<'a>) -> Result<T, StrictJsonError> + Sync,
+    {
         self.skip_whitespace();
         // Elements written by one program probably all start with the first one's first
         // member, which a nested object rarely does.
         let first = split::first_member_name(self.input, self.pos + 1);
-        self.elements(first, |reader: &mut StreamReader<'_>| reader.tree_value())
+        self.elements(first, read)
     }
 
     /// Reads the `[` of the array that is the next value.

@@ -1,0 +1,134 @@
+//! The catalog file read from its bytes, strictly, in one pass: the two shapes (a bare array
+//! of entries, or an object with `entries`), and each entry's members, with no `Value` tree
+//! of the file.
+//!
+//! Each entry is read on its own, into what depends on its bytes alone (not on its index), so
+//! that jcs-digest can read the two halves of a large entry array at once
+//! (`StreamReader::elements_with`). The members other than `approved_definition` are small
+//! (names, the `server` object) and are read into a `Value` each, for the schema readers; the
+//! definition is read by [`DefinitionRead::read`].
+
+use jcs_digest::{JsonType, StreamReader, StrictJsonError};
+use serde_json::{Map, Value};
+
+use crate::definition::DefinitionRead;
+
+/// One element of the entry array, read.
+pub(crate) enum ElementRead<'a> {
+    /// An object: its members other than `approved_definition`, and that one.
+    Entry {
+        members: Map<String, Value>,
+        definition: Option<DefinitionRead<'a>>,
+    },
+    /// Not an object, so not an entry.
+    NotAnObject(JsonType),
+}
+
+/// The document, read.
+pub(crate) enum DocumentRead<'a> {
+    /// The bare array of entries.
+    Entries(Vec<ElementRead<'a>>),
+    /// The object form: its members, with `entries` read as entries when it is an array (and
+    /// then not among `members`).
+    Object {
+        members: Map<String, Value>,
+        entries: Option<Vec<ElementRead<'a>>>,
+    },
+    /// Neither an array nor an object.
+    Other(JsonType),
+}
+
+impl<'a> DocumentRead<'a> {
+    /// Reads `bytes` with jcs-digest's streaming reader: the errors of
+    /// [`jcs_digest::parse_strict`] (the first in document order), and what reading its value
+    /// would give.
+    pub(crate) fn read(bytes: &'a [u8]) -> Result<DocumentRead<'a>, StrictJsonError> {
+        let mut reader = StreamReader::new(bytes);
+        let read_element = |reader: &mut StreamReader<'a>| ElementRead::read(reader, bytes);
+        let document = match reader.peek() {
+            Some(JsonType::Array) => DocumentRead::Entries(reader.elements_with(read_element)?),
+            Some(JsonType::Object) => {
+                reader.enter_object()?;
+                let mut members = Map::new();
+                let mut entries = None;
+                while let Some(name) = reader.next_member()? {
+                    let name = name.to_owned();
+                    if name == "entries" && reader.peek() == Some(JsonType::Array) {
+                        entries = Some(reader.elements_with(read_element)?);
+                    } else {
+                        members.insert(name, reader.tree_value()?);
+                    }
+                }
+                DocumentRead::Object { members, entries }
+            }
+            _ => DocumentRead::Other(reader.skip_value()?),
+        };
+        reader.finish()?;
+        Ok(document)
+    }
+
+    /// What [`read`](Self::read) gives for the bytes `document` was parsed from
+    /// ([`jcs_digest::parse_strict`]): the tree loader's path, the reference the streaming
+    /// one is tested against.
+    #[cfg(test)]
+    pub(crate) fn from_value(document: Value) -> DocumentRead<'static> {
+        let elements = |elements: Vec<Value>| -> Vec<ElementRead<'static>> {
+            elements.into_iter().map(ElementRead::from_value).collect()
+        };
+        match document {
+            Value::Array(entries) => DocumentRead::Entries(elements(entries)),
+            Value::Object(mut members) => {
+                let entries = match members.remove("entries") {
+                    Some(Value::Array(entries)) => Some(elements(entries)),
+                    Some(other) => {
+                        members.insert("entries".to_owned(), other);
+                        None
+                    }
+                    None => None,
+                };
+                DocumentRead::Object { members, entries }
+            }
+            other => DocumentRead::Other(JsonType::of_value(&other)),
+        }
+    }
+}
+
+impl<'a> ElementRead<'a> {
+    fn read(
+        reader: &mut StreamReader<'a>,
+        input: &'a [u8],
+    ) -> Result<ElementRead<'a>, StrictJsonError> {
+        if reader.peek() != Some(JsonType::Object) {
+            return reader.skip_value().map(ElementRead::NotAnObject);
+        }
+        reader.enter_object()?;
+        let mut members = Map::new();
+        let mut definition = None;
+        while let Some(name) = reader.next_member()? {
+            if name == "approved_definition" {
+                definition = Some(DefinitionRead::read(reader, input)?);
+            } else {
+                let name = name.to_owned();
+                members.insert(name, reader.tree_value()?);
+            }
+        }
+        Ok(ElementRead::Entry {
+            members,
+            definition,
+        })
+    }
+
+    #[cfg(test)]
+    fn from_value(element: Value) -> ElementRead<'static> {
+        let Value::Object(mut members) = element else {
+            return ElementRead::NotAnObject(JsonType::of_value(&element));
+        };
+        let definition = members
+            .remove("approved_definition")
+            .map(DefinitionRead::from_value);
+        ElementRead::Entry {
+            members,
+            definition,
+        }
+    }
+}
