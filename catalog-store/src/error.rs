@@ -4,7 +4,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use jcs_digest::{Digest, DigestParseError, StrictJsonError, ToolDigestError};
+use jcs_digest::{Digest, DigestParseError, StrictJsonError};
 use server_identity::{
     AnchorsError, EntrypointError, FileDigestError, Fingerprint, FingerprintError, ModeError,
     SpiffeId, SpiffeIdError,
@@ -319,16 +319,6 @@ pub enum CatalogError {
         /// The entry's upstream name.
         upstream_name: String,
     },
-    /// The approved definition cannot be hashed. No load gives it: the strict reader refuses
-    /// every value RFC 8785 cannot write (an integer beyond ±(2^53−1)), and the digest is
-    /// taken from the bytes it wrote. Kept so that a match on this enum stays as it was.
-    #[error("{at}: approved_definition has no digest: {source}")]
-    DefinitionNotDigestible {
-        /// Where: the pointer of `approved_definition`.
-        at: Location,
-        /// Why.
-        source: ToolDigestError,
-    },
     /// Two entries bind one TLS endpoint (the same `https` host and port, whatever the path)
     /// to different identities: `tls_fingerprint`, `backup_fingerprints` (as a set),
     /// `spiffe_id`, `rotation_mode` or `tls_trust` differ. The endpoint presents one
@@ -543,7 +533,6 @@ impl CatalogError {
             | CatalogError::DefinitionHashMismatch { at, .. }
             | CatalogError::BothSpellings { at, .. }
             | CatalogError::DefinitionNameMismatch { at, .. }
-            | CatalogError::DefinitionNotDigestible { at, .. }
             | CatalogError::ConflictingServerIdentity { at, .. }
             | CatalogError::NotForLocalServer { at, .. }
             | CatalogError::NotForNetworkServer { at, .. }
