@@ -56,67 +56,27 @@ impl WrittenRequest<'_> {
     /// The message with request id `id`, `params._meta` holding the 2026-07-28 envelope when
     /// `envelope` (whose members replace any of the client's of the same names).
     pub(crate) fn to_bytes(self, id: i64, envelope: bool) -> Vec<u8> {
-        let method = self.method();
-        match self {
+        // The members besides `_meta`, in name order.
+        let (passed, members) = match self {
             WrittenRequest::ToolsCall {
                 name,
-                arguments: Some(arguments),
+                arguments,
                 meta,
-            } => {
-                let members = [
-                    ("arguments", Param::Raw(arguments)),
-                    ("name", Param::Text(name)),
-                ];
-                request(
-                    id,
-                    method,
-                    Meta {
-                        passed: meta,
-                        envelope,
-                    },
-                    &members,
-                )
-            }
-            WrittenRequest::ToolsCall {
-                name,
-                arguments: None,
+            } => (
                 meta,
-            } => {
-                let members = [("name", Param::Text(name))];
-                request(
-                    id,
-                    method,
-                    Meta {
-                        passed: meta,
-                        envelope,
-                    },
-                    &members,
-                )
-            }
-            WrittenRequest::ToolsList {
-                cursor: Some(cursor),
-            } => {
-                let members = [("cursor", Param::Text(cursor))];
-                request(
-                    id,
-                    method,
-                    Meta {
-                        passed: None,
-                        envelope,
-                    },
-                    &members,
-                )
-            }
-            WrittenRequest::ToolsList { cursor: None } | WrittenRequest::ServerDiscover => request(
-                id,
-                method,
-                Meta {
-                    passed: None,
-                    envelope,
-                },
-                &[],
+                [
+                    arguments.map(|arguments| ("arguments", Param::Raw(arguments))),
+                    Some(("name", Param::Text(name))),
+                ],
             ),
-        }
+            WrittenRequest::ToolsList { cursor } => (
+                None,
+                [cursor.map(|cursor| ("cursor", Param::Text(cursor))), None],
+            ),
+            WrittenRequest::ServerDiscover => (None, [None, None]),
+        };
+        let meta = Meta { passed, envelope };
+        request(id, self.method(), meta, &members)
     }
 }
 
@@ -154,11 +114,16 @@ const ENVELOPE: [(&str, EnvelopeMember); 3] = [
 ];
 
 /// The bytes of a request with id `id` (the client's counter) and `params` holding `_meta`
-/// (when `meta` has anything) and `members`, which must be given in name order, each name after
-/// `_meta` (`arguments`, `cursor`, `name`: every name [`WrittenRequest`] gives).
-fn request(id: i64, method: &str, meta: Meta<'_>, members: &[(&str, Param<'_>)]) -> Vec<u8> {
-    let carried: usize = members
-        .iter()
+/// (when `meta` has anything) and the `members` present, which must be given in name order,
+/// each name after `_meta` (`arguments`, `cursor`, `name`: every name [`WrittenRequest`] gives).
+fn request(
+    id: i64,
+    method: &str,
+    meta: Meta<'_>,
+    members: &[Option<(&str, Param<'_>)>],
+) -> Vec<u8> {
+    let members = || members.iter().flatten();
+    let carried: usize = members()
         .map(|(name, param)| {
             name.len()
                 + match param {
@@ -168,7 +133,7 @@ fn request(id: i64, method: &str, meta: Meta<'_>, members: &[(&str, Param<'_>)])
         })
         .sum();
     // Room for the envelope and the fixed text, so that the common request is one allocation.
-    let mut out = Vec::with_capacity(256 + method.len() + carried + 8 * members.len());
+    let mut out = Vec::with_capacity(256 + method.len() + carried + 8 * members().count());
     out.extend_from_slice(b"{\"id\":");
     // Writing into a `Vec` cannot fail.
     let _ = write!(out, "{id}");
@@ -181,7 +146,7 @@ fn request(id: i64, method: &str, meta: Meta<'_>, members: &[(&str, Param<'_>)])
         write_meta(&mut out, meta);
         first = false;
     }
-    for (name, param) in members {
+    for (name, param) in members() {
         if !first {
             out.push(b',');
         }
@@ -311,21 +276,6 @@ mod tests {
         Message::Request(Request::new(RequestId::Number(id), method, params)).to_vec()
     }
 
-    fn tools_call(
-        id: i64,
-        name: &str,
-        arguments: Option<&RawJson>,
-        meta: Option<&Map<String, Value>>,
-        envelope: bool,
-    ) -> Vec<u8> {
-        let call = WrittenRequest::ToolsCall {
-            name,
-            arguments,
-            meta,
-        };
-        call.to_bytes(id, envelope)
-    }
-
     fn tools_list(id: i64, cursor: Option<&str>, envelope: bool) -> Vec<u8> {
         WrittenRequest::ToolsList { cursor }.to_bytes(id, envelope)
     }
@@ -405,7 +355,12 @@ mod tests {
             meta in any_meta(),
             envelope in any::<bool>(),
         ) {
-            let written = tools_call(id, &name, arguments.as_ref(), meta.as_ref(), envelope);
+            let call = WrittenRequest::ToolsCall {
+                name: &name,
+                arguments: arguments.as_ref(),
+                meta: meta.as_ref(),
+            };
+            let written = call.to_bytes(id, envelope);
             let before = tools_call_as_before(id, &name, arguments.as_ref(), meta.as_ref(), envelope);
             prop_assert_eq!(String::from_utf8(written.clone()).unwrap(), String::from_utf8(before.clone()).unwrap());
             let read: Value = serde_json::from_slice(&written).unwrap();
@@ -448,7 +403,12 @@ mod tests {
         meta.insert("progressToken".to_owned(), json!("p\"1"));
         // The envelope's member replaces the caller's.
         meta.insert(mcp::META_CLIENT_INFO.to_owned(), json!({"name": "other"}));
-        let written = tools_call(7, "wetter-zürich", Some(&arguments), Some(&meta), true);
+        let call = WrittenRequest::ToolsCall {
+            name: "wetter-zürich",
+            arguments: Some(&arguments),
+            meta: Some(&meta),
+        };
+        let written = call.to_bytes(7, true);
         assert_eq!(
             String::from_utf8(written).unwrap(),
             format!(
@@ -456,7 +416,12 @@ mod tests {
                 env!("CARGO_PKG_VERSION")
             )
         );
-        let written = tools_call(-3, "a\u{1}", None, None, false);
+        let call = WrittenRequest::ToolsCall {
+            name: "a\u{1}",
+            arguments: None,
+            meta: None,
+        };
+        let written = call.to_bytes(-3, false);
         assert_eq!(
             String::from_utf8(written).unwrap(),
             r#"{"id":-3,"jsonrpc":"2.0","method":"tools/call","params":{"name":"a\u0001"}}"#
