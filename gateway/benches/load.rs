@@ -7,6 +7,7 @@
 //!     [--warmup SECS]
 //!     [--scenario all|direct|list|upstream-client|max-age|per-call|stdio-direct|stdio-per-call,…]
 //!     [--audit DIR] [--keep-audit] [--metrics] [--upstream-http2] [--compare [--cmcp-venv DIR]]
+//!     [--rounds N]
 //! ```
 //!
 //! One process, loopback only: a [`DemoUpstream`] over TLS with a generated certificate (the
@@ -46,8 +47,10 @@
 //! the peer process's CPU per call (`/proc/PID/stat`) in the gateway CPU column and no
 //! allocation count. cMCP admits 10 calls per session and nothing in its configuration lifts
 //! that: the harness closes its session every 10 calls (`load/peer.rs` says how, and what it
-//! costs). When a peer is not installed, `--compare` stops before measuring anything (exit
-//! status 2), naming the peer and the command that installs it.
+//! costs). `--rounds N` runs it all N times, the order reversed in every second round (the
+//! peers first), and reports each round. When a peer is not installed, `--compare` stops
+//! before measuring anything (exit status 2), naming the peer and the command that installs
+//! it.
 //!
 //! The goals (benchmark goals, not tests), issue 16: in `max-age` with the audit log on tmpfs,
 //! at least half the direct throughput at 16 clients, at most 50 µs added at p50 with one client
@@ -153,6 +156,12 @@ struct Args {
     /// The venv holding cMCP (default: $TOOLGATE_CMCP_VENV, else bench/out/compare-venv).
     #[arg(long)]
     cmcp_venv: Option<PathBuf>,
+    /// Runs everything this many times, alternating the order: odd rounds run the scenarios at
+    /// each concurrency in the order listed (the peers of `--compare` last), even rounds in the
+    /// reverse order (the peers first), so that neither side always runs first on a machine
+    /// whose load drifts. Each round is reported in a table of its own.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=20))]
+    rounds: u32,
     /// Serve HTTP/2 from the demo upstream (ALPN `h2`): the gateway's calls and listings are
     /// then streams of one connection. `direct` and `list` stay HTTP/1.1.
     #[arg(long)]
@@ -251,6 +260,19 @@ struct Setup {
     keep_audit: bool,
     metrics: bool,
     threads: Option<usize>,
+    /// The round being run with `--rounds` above 1 (0 for a single round): it names the audit
+    /// logs and cMCP's directory, so that logs kept from one round are not replaced by the next.
+    round: std::sync::atomic::AtomicU32,
+}
+
+impl Setup {
+    /// `name` with the round appended when there are several (`load-max-age-1-round2`).
+    fn per_round(&self, name: String) -> String {
+        match self.round.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => name,
+            round => format!("{name}-round{round}"),
+        }
+    }
 }
 
 /// How one simulated client makes its calls.
@@ -521,14 +543,14 @@ async fn run_scenario(
         setup.catalog.clone()
     };
     let measurement_digest = catalog.measurement().digest();
-    let path = setup.audit_dir.join(format!(
-        "load-{}-{clients}.jsonl",
-        match (stdio, freshness) {
-            (true, _) => "stdio-per-call",
-            (false, Freshness::PerCall) => "per-call",
-            (false, _) => "max-age",
-        }
-    ));
+    let mode = match (stdio, freshness) {
+        (true, _) => "stdio-per-call",
+        (false, Freshness::PerCall) => "per-call",
+        (false, _) => "max-age",
+    };
+    let path = setup
+        .audit_dir
+        .join(setup.per_round(format!("load-{mode}-{clients}")) + ".jsonl");
     let _ = std::fs::remove_file(&path);
     // The gateway runs on a runtime of its own, as it would in its own process: its threads are
     // told apart by name (CPU from /proc/self/task) and are the ones whose allocations count.
@@ -719,6 +741,7 @@ async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
         // A label for the table: `Box::leak` once per process is fine in a bench binary.
         audit_kind: Box::leak(kind.into_boxed_str()),
         keep_audit: args.keep_audit,
+        round: std::sync::atomic::AtomicU32::new(0),
         metrics: args.metrics,
         threads: args.threads,
     })
@@ -823,35 +846,60 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
         load_average(),
     );
 
-    let mut all = Vec::new();
-    for &clients in &args.clients {
-        for &scenario in &scenarios {
-            eprintln!("  {} with {clients} clients …", scenario.label());
-            let measurement = match (scenario, &cmcp) {
-                (Scenario::Cmcp, Some(cmcp)) => {
-                    peer::run_scenario(&setup, cmcp, clients, plan, warmup).await?
-                }
-                _ => run_scenario(&setup, scenario, clients, plan, warmup).await?,
-            };
-            for (message, count) in &measurement.errors {
-                eprintln!("    ERROR ×{count}: {message}");
-            }
-            let direct = direct_p50(&all, &measurement);
-            eprintln!("    {}", report::table_row(&measurement, direct));
-            all.push(measurement);
+    let mut rounds = Vec::new();
+    for round in 1..=args.rounds {
+        let order: Vec<Scenario> = if round % 2 == 1 {
+            scenarios.clone()
+        } else {
+            scenarios.iter().rev().copied().collect()
+        };
+        if args.rounds > 1 {
+            eprintln!("round {round} of {}", args.rounds);
+            setup
+                .round
+                .store(round, std::sync::atomic::Ordering::Relaxed);
         }
+        let mut all = Vec::new();
+        for &clients in &args.clients {
+            for &scenario in &order {
+                eprintln!("  {} with {clients} clients …", scenario.label());
+                let measurement = match (scenario, &cmcp) {
+                    (Scenario::Cmcp, Some(cmcp)) => {
+                        peer::run_scenario(&setup, cmcp, clients, plan, warmup).await?
+                    }
+                    _ => run_scenario(&setup, scenario, clients, plan, warmup).await?,
+                };
+                for (message, count) in &measurement.errors {
+                    eprintln!("    ERROR ×{count}: {message}");
+                }
+                let direct = direct_p50(&all, &measurement);
+                eprintln!("    {}", report::table_row(&measurement, direct));
+                all.push(measurement);
+            }
+        }
+        rounds.push(all);
     }
 
-    println!("\n{TABLE_HEADER}");
-    for measurement in &all {
-        println!(
-            "{}",
-            report::table_row(measurement, direct_p50(&all, measurement))
-        );
+    for (index, all) in rounds.iter().enumerate() {
+        if args.rounds > 1 {
+            let order = if index % 2 == 0 {
+                "scenarios in the order listed"
+            } else {
+                "scenarios in reverse order"
+            };
+            println!("\n### Round {} of {} ({order})", index + 1, args.rounds);
+        }
+        println!("\n{TABLE_HEADER}");
+        for measurement in all {
+            println!(
+                "{}",
+                report::table_row(measurement, direct_p50(all, measurement))
+            );
+        }
+        println!();
+        print_goals(all);
     }
-    let errors: u64 = all.iter().map(Measurement::error_count).sum();
-    println!();
-    print_goals(&all);
+    let errors: u64 = rounds.iter().flatten().map(Measurement::error_count).sum();
     if errors > 0 {
         println!("\n{errors} exchanges failed (see the ERROR lines above).");
     }

@@ -166,13 +166,24 @@ impl fmt::Display for UtcTimestamp {
             second_of_day / 60 % 60,
             second_of_day % 60
         )?;
-        let nine = format!("{:09}", self.nanos);
-        let fraction = match f.precision() {
-            Some(digits) => format!("{nine:0<digits$}")[..digits].to_owned(),
-            None => nine.trim_end_matches('0').to_owned(),
-        };
-        if !fraction.is_empty() {
-            write!(f, ".{fraction}")?;
+        // The fraction is written digit by digit from the number, without an intermediate
+        // string (an audit entry writes one per call).
+        match f.precision() {
+            Some(0) => {}
+            Some(digits) if digits <= 9 => {
+                let kept = self.nanos / 10u32.pow((9 - digits) as u32);
+                write!(f, ".{kept:0digits$}")?;
+            }
+            Some(digits) => write!(f, ".{:09}{:0<pad$}", self.nanos, "", pad = digits - 9)?,
+            None if self.nanos == 0 => {}
+            None => {
+                let (mut kept, mut width) = (self.nanos, 9);
+                while kept % 10 == 0 {
+                    kept /= 10;
+                    width -= 1;
+                }
+                write!(f, ".{kept:0width$}")?;
+            }
         }
         f.write_str("Z")
     }

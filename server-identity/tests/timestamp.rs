@@ -194,4 +194,25 @@ proptest! {
         let whole = UtcTimestamp::from_unix_seconds(seconds).unwrap();
         prop_assert_eq!(format!("{t:.0}").parse::<UtcTimestamp>(), Ok(whole));
     }
+
+    /// The fraction, written from the number, is what the string-based writing gave: nine
+    /// digits, padded or truncated to the precision, or trimmed of trailing zeros without one.
+    #[test]
+    fn fractions_are_padded_truncated_or_trimmed(
+        nanos in prop_oneof![0u32..1_000_000_000, Just(0u32), Just(500_000_000), Just(7_000)],
+        digits in 0usize..=12,
+    ) {
+        let t = UtcTimestamp::from_unix(0, nanos).unwrap();
+        let nine = format!("{nanos:09}");
+        let padded = format!("{nine:0<digits$}")[..digits].to_owned();
+        let fraction = |text: String| if text.is_empty() { text } else { format!(".{text}") };
+        prop_assert_eq!(
+            format!("{t:.digits$}"),
+            format!("1970-01-01T00:00:00{}Z", fraction(padded))
+        );
+        prop_assert_eq!(
+            t.to_string(),
+            format!("1970-01-01T00:00:00{}Z", fraction(nine.trim_end_matches('0').to_owned()))
+        );
+    }
 }

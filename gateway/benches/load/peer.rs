@@ -556,7 +556,9 @@ pub(crate) async fn run_scenario(
     plan: Plan,
     warmup: Duration,
 ) -> Result<Measurement, Box<dyn std::error::Error>> {
-    let dir = setup.audit_dir.join(format!("cmcp-{clients}"));
+    let dir = setup
+        .audit_dir
+        .join(setup.per_round(format!("cmcp-{clients}")));
     let cmcp = RunningCmcp::start(install, &setup.upstream, &dir).await?;
     let sessions = Arc::new(Sessions::new(cmcp.target()));
     let exchange = Exchange::cmcp_call(UPSTREAM_TOOL);

@@ -3,6 +3,8 @@
 //! receiver recovers the exact string and compares it with the body (Python `mcp` 2.3.0,
 //! `mcp.shared.inbound.encode_header_value`, implements the same rule).
 
+use std::borrow::Cow;
+
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 
@@ -31,21 +33,22 @@ pub fn encode_header_value(value: &str) -> String {
     )
 }
 
-/// The string a header value carries: verbatim, or the decoded `=?base64?…?=` payload.
+/// The string a header value carries: verbatim (borrowed), or the decoded `=?base64?…?=`
+/// payload.
 ///
 /// `None` for a malformed sentinel (bad or non-canonical base64, invalid UTF-8) and for bytes
 /// that are not visible ASCII, so a corrupt header never matches a body value by accident.
-pub fn decode_header_value(raw: &[u8]) -> Option<String> {
+pub fn decode_header_value(raw: &[u8]) -> Option<Cow<'_, str>> {
     let text = std::str::from_utf8(raw).ok()?;
     if !text.bytes().all(|byte| (0x20..=0x7e).contains(&byte)) {
         return None;
     }
     if !looks_like_sentinel(text) {
-        return Some(text.to_owned());
+        return Some(Cow::Borrowed(text));
     }
     let payload = &text[SENTINEL_PREFIX.len()..text.len() - SENTINEL_SUFFIX.len()];
     let bytes = STANDARD.decode(payload).ok()?;
-    String::from_utf8(bytes).ok()
+    String::from_utf8(bytes).ok().map(Cow::Owned)
 }
 
 #[cfg(test)]
@@ -68,6 +71,15 @@ mod tests {
                 Some(value)
             );
         }
+        // A verbatim value is not copied; a decoded one is new text.
+        assert!(matches!(
+            decode_header_value(b"echo"),
+            Some(Cow::Borrowed("echo"))
+        ));
+        assert!(matches!(
+            decode_header_value(b"=?base64?IHg=?="),
+            Some(Cow::Owned(text)) if text == " x"
+        ));
         assert_eq!(decode_header_value(b"=?base64?!!?="), None);
         assert_eq!(decode_header_value("zü".as_bytes()), None);
     }

@@ -14,6 +14,7 @@
 //! keeps the gateway's one-decision-per-call audit trail exact.
 
 use std::fmt;
+use std::io::Write as _;
 
 use jcs_digest::order::{self, Sorted};
 use serde_json::{Map, Value};
@@ -285,12 +286,11 @@ impl MessageError {
     }
 }
 
-fn read_params(
-    object: &Map<String, Value>,
-) -> Result<Option<Map<String, Value>>, MessageErrorKind> {
-    match object.get("params") {
+/// `params`, when present, as an object.
+fn read_params(params: Option<Value>) -> Result<Option<Map<String, Value>>, MessageErrorKind> {
+    match params {
         None => Ok(None),
-        Some(Value::Object(params)) => Ok(Some(params.clone())),
+        Some(Value::Object(params)) => Ok(Some(params)),
         Some(_) => Err(MessageErrorKind::Params),
     }
 }
@@ -305,6 +305,21 @@ fn read_error_object(value: &Value) -> Option<ErrorObject> {
         data: object.get("data").cloned(),
     })
 }
+
+/// The members of a message that decide what it means, read strictly, except the pass-through
+/// parts. Other members are ignored (after being read strictly all the same).
+#[derive(Debug, Default)]
+struct Interpreted {
+    /// Whether `jsonrpc` is the string `"2.0"`.
+    version: bool,
+    id: Option<Value>,
+    method: Option<Value>,
+    params: Option<Value>,
+    error: Option<Value>,
+}
+
+/// JSON text's whitespace, around a member's value.
+const WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
 
 impl Message {
     /// Reads one message from bytes: the whole message checked for well-formedness, the
@@ -335,21 +350,34 @@ impl Message {
             jcs_digest::parse_strict(within[span].as_bytes())
                 .map_err(|error| parse_error(MessageErrorKind::Json(error)))
         };
-        let mut object = Map::new();
+        // Read into their own places, not into a map: a message's members are few and fixed.
+        // (The checked text has no member twice.)
+        let mut interpreted = Interpreted::default();
         let mut result = None;
         let mut params_span = None;
         for (name, span) in members {
-            match name.as_str() {
+            match name.as_ref() {
                 "result" => result = Some(RawJson::trusted(&text[span])),
                 "params" => params_span = Some(span),
-                _ => {
+                // The common spelling, known valid without a tree: what the strict reader
+                // would make of it is the string "2.0".
+                "jsonrpc" if text[span.clone()].trim_matches(WHITESPACE) == "\"2.0\"" => {
+                    interpreted.version = true;
+                }
+                other => {
                     let value = strict(span, text)?;
-                    object.insert(name, value);
+                    match other {
+                        "jsonrpc" => interpreted.version = value.as_str() == Some("2.0"),
+                        "id" => interpreted.id = Some(value),
+                        "method" => interpreted.method = Some(value),
+                        "error" => interpreted.error = Some(value),
+                        _ => {}
+                    }
                 }
             }
         }
         let is_call =
-            object.get("method").and_then(Value::as_str) == Some(crate::methods::TOOLS_CALL);
+            interpreted.method.as_ref().and_then(Value::as_str) == Some(crate::methods::TOOLS_CALL);
         let mut arguments = None;
         if let Some(span) = params_span {
             let params_text = &text[span.clone()];
@@ -361,18 +389,15 @@ impl Message {
                             arguments = Some(RawJson::trusted(&params_text[inner]));
                         } else {
                             let value = strict(inner, params_text)?;
-                            params.insert(name, value);
+                            params.insert(name.into_owned(), value);
                         }
                     }
-                    object.insert("params".to_owned(), Value::Object(params));
+                    interpreted.params = Some(Value::Object(params));
                 }
-                _ => {
-                    let value = strict(span, text)?;
-                    object.insert("params".to_owned(), value);
-                }
+                _ => interpreted.params = Some(strict(span, text)?),
             }
         }
-        Message::from_parts(object, result, arguments)
+        Message::from_parts(interpreted, result, arguments)
     }
 
     /// Reads one message from an already parsed JSON value (its `result`, and a `tools/call`'s
@@ -394,22 +419,36 @@ impl Message {
             Some(Value::Object(params)) if is_call => params.remove("arguments").map(RawJson::from),
             _ => None,
         };
-        Message::from_parts(object, result, arguments)
+        let interpreted = Interpreted {
+            version: object.get("jsonrpc").and_then(Value::as_str) == Some("2.0"),
+            id: object.remove("id"),
+            method: object.remove("method"),
+            params: object.remove("params"),
+            error: object.remove("error"),
+        };
+        Message::from_parts(interpreted, result, arguments)
     }
 
     /// The message from its members read strictly, and the pass-through parts.
     fn from_parts(
-        mut object: Map<String, Value>,
+        interpreted: Interpreted,
         result: Option<RawJson>,
         arguments: Option<RawJson>,
     ) -> Result<Message, MessageError> {
-        // The id member's shape, read before `error` is taken out of the object.
-        let id_member: Option<bool> = object.get("id").map(Value::is_null);
-        let id = object.get("id").and_then(RequestId::from_value);
+        let Interpreted {
+            version,
+            id: id_value,
+            method,
+            params,
+            error,
+        } = interpreted;
+        // The id member's shape.
+        let id_member: Option<bool> = id_value.as_ref().map(Value::is_null);
+        let id = id_value.as_ref().and_then(RequestId::from_value);
         let fail =
             |kind: MessageErrorKind, id: &Option<RequestId>| MessageError::new(kind, id.clone());
 
-        if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        if !version {
             return Err(fail(MessageErrorKind::Version, &id));
         }
         let id_is_valid = match id_member {
@@ -420,14 +459,14 @@ impl Message {
             return Err(fail(MessageErrorKind::Id, &None));
         }
 
-        if let Some(method) = object.get("method") {
-            let Some(method) = method.as_str().map(str::to_owned) else {
+        if let Some(method) = method {
+            let Value::String(method) = method else {
                 return Err(fail(MessageErrorKind::Method, &id));
             };
-            if result.is_some() || object.contains_key("error") {
+            if result.is_some() || error.is_some() {
                 return Err(fail(MessageErrorKind::Shape, &id));
             }
-            let params = read_params(&object).map_err(|kind| fail(kind, &id))?;
+            let params = read_params(params).map_err(|kind| fail(kind, &id))?;
             return match (id_member, id) {
                 (None, _) => Ok(Message::Notification(Notification { method, params })),
                 (Some(_), Some(id)) => Ok(Message::Request(Request {
@@ -441,7 +480,7 @@ impl Message {
             };
         }
 
-        let payload = match (result, object.remove("error")) {
+        let payload = match (result, error) {
             (Some(result), None) => ResponsePayload::Result(result),
             (None, Some(error)) => ResponsePayload::Error(
                 read_error_object(&error)
@@ -462,17 +501,29 @@ impl Message {
 
     /// The message as JSON text (UTF-8 bytes): members in sorted order, absent ones skipped,
     /// the params and error data in serde_json's form, and the pass-through parts (a `result`,
-    /// a `tools/call`'s `arguments`) exactly as they are held.
+    /// a `tools/call`'s `arguments`) exactly as they are held. Written into one buffer sized
+    /// for the pass-through parts, with no intermediate strings.
     pub fn to_vec(&self) -> Vec<u8> {
-        let mut out = String::new();
+        let carried = match self {
+            Message::Request(request) => request
+                .arguments
+                .as_ref()
+                .map_or(0, |raw| raw.as_str().len()),
+            Message::Response(Response {
+                payload: ResponsePayload::Result(result),
+                ..
+            }) => result.as_str().len(),
+            _ => 0,
+        };
+        let mut out = Vec::with_capacity(128 + carried);
         match self {
             Message::Request(request) => {
-                out.push_str("{\"id\":");
+                out.extend_from_slice(b"{\"id\":");
                 push_id(&mut out, Some(&request.id));
-                out.push_str(",\"jsonrpc\":\"2.0\",\"method\":");
+                out.extend_from_slice(b",\"jsonrpc\":\"2.0\",\"method\":");
                 push_string(&mut out, &request.method);
                 if request.params.is_some() || request.arguments.is_some() {
-                    out.push_str(",\"params\":");
+                    out.extend_from_slice(b",\"params\":");
                     push_params(
                         &mut out,
                         request.params.as_ref(),
@@ -481,37 +532,37 @@ impl Message {
                 }
             }
             Message::Notification(notification) => {
-                out.push_str("{\"jsonrpc\":\"2.0\",\"method\":");
+                out.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"method\":");
                 push_string(&mut out, &notification.method);
                 if let Some(params) = &notification.params {
-                    out.push_str(",\"params\":");
+                    out.extend_from_slice(b",\"params\":");
                     push_params(&mut out, Some(params), None);
                 }
             }
             Message::Response(response) => match &response.payload {
                 ResponsePayload::Result(result) => {
-                    out.push_str("{\"id\":");
+                    out.extend_from_slice(b"{\"id\":");
                     push_id(&mut out, response.id.as_ref());
-                    out.push_str(",\"jsonrpc\":\"2.0\",\"result\":");
-                    out.push_str(result.as_str());
+                    out.extend_from_slice(b",\"jsonrpc\":\"2.0\",\"result\":");
+                    out.extend_from_slice(result.as_bytes());
                 }
                 ResponsePayload::Error(error) => {
-                    out.push_str("{\"error\":{\"code\":");
-                    out.push_str(&error.code.to_string());
+                    out.extend_from_slice(b"{\"error\":{\"code\":");
+                    push_number(&mut out, error.code);
                     if let Some(data) = &error.data {
-                        out.push_str(",\"data\":");
-                        out.push_str(&Sorted(data).to_string());
+                        out.extend_from_slice(b",\"data\":");
+                        push_value(&mut out, data);
                     }
-                    out.push_str(",\"message\":");
+                    out.extend_from_slice(b",\"message\":");
                     push_string(&mut out, &error.message);
-                    out.push_str("},\"id\":");
+                    out.extend_from_slice(b"},\"id\":");
                     push_id(&mut out, response.id.as_ref());
-                    out.push_str(",\"jsonrpc\":\"2.0\"");
+                    out.extend_from_slice(b",\"jsonrpc\":\"2.0\"");
                 }
             },
         }
-        out.push('}');
-        out.into_bytes()
+        out.push(b'}');
+        out
     }
 
     /// The method of a request or notification.
@@ -524,26 +575,43 @@ impl Message {
     }
 }
 
-fn push_string(out: &mut String, text: &str) {
-    out.push_str(&Sorted(&Value::from(text)).to_string());
+/// `text` as a JSON string, escaped as serde_json escapes it.
+fn push_string(out: &mut Vec<u8>, text: &str) {
+    // Writing a string into a `Vec` cannot fail.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
+/// `value` in serde_json's compact form, members in name order ([`Sorted`]).
+fn push_value(out: &mut Vec<u8>, value: &Value) {
+    // A `Value` always serializes (its member names are strings).
+    let _ = serde_json::to_writer(&mut *out, &Sorted(value));
+}
+
+fn push_number(out: &mut Vec<u8>, number: i64) {
+    // Writing into a `Vec` cannot fail.
+    let _ = write!(out, "{number}");
 }
 
 /// An id as written: `null` only in an error answering an unreadable message.
-fn push_id(out: &mut String, id: Option<&RequestId>) {
+fn push_id(out: &mut Vec<u8>, id: Option<&RequestId>) {
     match id {
-        Some(RequestId::Number(number)) => out.push_str(&number.to_string()),
+        Some(RequestId::Number(number)) => push_number(out, *number),
         Some(RequestId::String(text)) => push_string(out, text),
-        None => out.push_str("null"),
+        None => out.extend_from_slice(b"null"),
     }
 }
 
 /// `params` as an object, with the pass-through `arguments` in its sorted place.
-fn push_params(out: &mut String, params: Option<&Map<String, Value>>, arguments: Option<&RawJson>) {
-    out.push('{');
+fn push_params(
+    out: &mut Vec<u8>,
+    params: Option<&Map<String, Value>>,
+    arguments: Option<&RawJson>,
+) {
+    out.push(b'{');
     let mut first = true;
-    let mut separator = |out: &mut String| {
+    let mut separator = |out: &mut Vec<u8>| {
         if !first {
-            out.push(',');
+            out.push(b',');
         }
         first = false;
     };
@@ -558,21 +626,21 @@ fn push_params(out: &mut String, params: Option<&Map<String, Value>>, arguments:
         if name.as_str() > "arguments" {
             if let Some(raw) = arguments.take() {
                 separator(out);
-                out.push_str("\"arguments\":");
-                out.push_str(raw.as_str());
+                out.extend_from_slice(b"\"arguments\":");
+                out.extend_from_slice(raw.as_bytes());
             }
         }
         separator(out);
         push_string(out, name);
-        out.push(':');
-        out.push_str(&Sorted(value).to_string());
+        out.push(b':');
+        push_value(out, value);
     }
     if let Some(raw) = arguments {
         separator(out);
-        out.push_str("\"arguments\":");
-        out.push_str(raw.as_str());
+        out.extend_from_slice(b"\"arguments\":");
+        out.extend_from_slice(raw.as_bytes());
     }
-    out.push('}');
+    out.push(b'}');
 }
 
 impl From<Request> for Message {
@@ -622,6 +690,36 @@ mod tests {
         }
         assert!(matches!(read(texts[2]), Ok(Message::Notification(_))));
         assert_eq!(read(texts[0]).unwrap().method(), Some("tools/list"),);
+    }
+
+    #[test]
+    fn the_version_is_read_however_it_is_written() {
+        // The plain spelling is recognized without a tree; any other is read strictly.
+        for text in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            "{\"jsonrpc\" : \t\"2.0\" \n,\"id\":1,\"method\":\"ping\"}",
+            r#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#,
+        ] {
+            assert!(matches!(read(text), Ok(Message::Request(_))), "{text}");
+        }
+        for (text, kind) in [
+            (
+                r#"{"jsonrpc":"2.0 ","id":1,"method":"ping"}"#,
+                MessageErrorKind::Version,
+            ),
+            (
+                r#"{"jsonrpc":2.0,"id":1,"method":"ping"}"#,
+                MessageErrorKind::Version,
+            ),
+        ] {
+            assert_eq!(read(text).unwrap_err().kind(), &kind, "{text}");
+        }
+        // Outside the grammar of the strict reader it is a parse error, as before.
+        let error = read(r#"{"jsonrpc":1e400,"id":1,"method":"ping"}"#).unwrap_err();
+        assert!(matches!(error.kind(), MessageErrorKind::Json(_)));
+        // A member nobody interprets is still read strictly.
+        let error = read(r#"{"jsonrpc":"2.0","id":1,"method":"ping","x":1e400}"#).unwrap_err();
+        assert!(matches!(error.kind(), MessageErrorKind::Json(_)));
     }
 
     #[test]

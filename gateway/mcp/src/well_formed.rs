@@ -98,7 +98,8 @@ pub fn check_well_formed(bytes: &[u8], max_depth: usize) -> Result<(), WellForme
 }
 
 /// The members of a JSON text: `Ok(None)` when it is well-formed but not an object, otherwise
-/// each member's name (unescaped) and the byte range of its value, in order.
+/// each member's name (unescaped; borrowed from `text` unless it holds an escape) and the byte
+/// range of its value, in order.
 ///
 /// # Errors
 ///
@@ -106,7 +107,7 @@ pub fn check_well_formed(bytes: &[u8], max_depth: usize) -> Result<(), WellForme
 pub(crate) fn object_members(
     text: &str,
     max_depth: usize,
-) -> Result<Option<Vec<Member>>, WellFormedError> {
+) -> Result<Option<Vec<Member<'_>>>, WellFormedError> {
     let is_object = text
         .trim_start_matches([' ', '\t', '\n', '\r'])
         .starts_with('{');
@@ -115,7 +116,7 @@ pub(crate) fn object_members(
 }
 
 /// A member of an object: its name and the byte range of its value.
-pub(crate) type Member = (String, std::ops::Range<usize>);
+pub(crate) type Member<'a> = (Cow<'a, str>, std::ops::Range<usize>);
 
 /// An open container: an object, or an array.
 enum Open<'a> {
@@ -145,8 +146,8 @@ struct Scanner<'a> {
     /// Whether the outermost object's members are wanted ([`object_members`]).
     collect: bool,
     /// The outermost object's members found so far, and the one whose value is being read.
-    members: Vec<Member>,
-    member: Option<(String, usize)>,
+    members: Vec<Member<'a>>,
+    member: Option<(Cow<'a, str>, usize)>,
 }
 
 impl<'a> Scanner<'a> {
@@ -224,6 +225,11 @@ impl<'a> Scanner<'a> {
                     false
                 }
                 None => {
+                    if self.names.capacity() == 0 {
+                        // Room for every name the linear check holds: one allocation per
+                        // text instead of one per doubling.
+                        self.names.reserve(LINEAR_NAMES);
+                    }
                     self.names.push(name.clone());
                     false
                 }
@@ -239,7 +245,7 @@ impl<'a> Scanner<'a> {
         self.expect(b':')?;
         if outermost && self.collect {
             self.skip_whitespace();
-            self.member = Some((name.into_owned(), self.pos));
+            self.member = Some((name, self.pos));
         }
         Ok(())
     }
@@ -252,7 +258,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// Scans the whole text; the outermost object's members (none for another value).
-    fn scan(mut self) -> Result<Vec<Member>, WellFormedError> {
+    fn scan(mut self) -> Result<Vec<Member<'a>>, WellFormedError> {
         'value: loop {
             self.skip_whitespace();
             match self.peek() {
@@ -601,7 +607,7 @@ mod tests {
         let members = object_members(text, DEFAULT_MAX_DEPTH).unwrap().unwrap();
         let shown: Vec<(&str, &str)> = members
             .iter()
-            .map(|(name, span)| (name.as_str(), &text[span.clone()]))
+            .map(|(name, span)| (name.as_ref(), &text[span.clone()]))
             .collect();
         assert_eq!(
             shown,

@@ -184,14 +184,27 @@ impl RunningChild {
     }
 
     /// Sends `method` with `params` and waits for the answer, at most `timeout` in all; the
-    /// result read strictly (it is interpreted: a listing, a negotiation).
+    /// result read strictly (it is interpreted: a negotiation).
     pub(super) async fn request(
         &self,
         method: &str,
         params: Map<String, Value>,
         timeout: Duration,
     ) -> Result<Value, UpstreamError> {
-        let result = self.request_carried(method, params, None, timeout).await?;
+        let body = |id| {
+            Message::Request(Request::new(RequestId::Number(id), method, Some(params))).to_vec()
+        };
+        self.request_strict(method, body, timeout).await
+    }
+
+    /// As [`RunningChild::request`], the message written by `body` given its request id.
+    pub(super) async fn request_strict(
+        &self,
+        method: &str,
+        body: impl FnOnce(i64) -> Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Value, UpstreamError> {
+        let result = self.request_written(method, body, timeout).await?;
         result.to_value().map_err(|error| {
             self.error(
                 method,
@@ -200,14 +213,14 @@ impl RunningChild {
         })
     }
 
-    /// As [`RunningChild::request`], with `arguments` carried into `params.arguments` as the
-    /// client wrote them, and the result as the child wrote it (docs/design.md §5, "Pass-through
-    /// data is not rewritten").
-    pub(super) async fn request_carried(
+    /// As [`RunningChild::request`], with the message written by `body` given its request id
+    /// (a `tools/call` carries the client's `arguments` as written:
+    /// `crate::upstream::request_body`), and the result as the child wrote it (docs/design.md
+    /// §5, "Pass-through data is not rewritten").
+    pub(super) async fn request_written(
         &self,
         method: &str,
-        params: Map<String, Value>,
-        arguments: Option<RawJson>,
+        body: impl FnOnce(i64) -> Vec<u8>,
         timeout: Duration,
     ) -> Result<RawJson, UpstreamError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
@@ -226,13 +239,7 @@ impl RunningChild {
             pending: &self.pending,
             id,
         };
-        let line = Message::Request(Request {
-            id: RequestId::Number(id),
-            method: method.to_owned(),
-            params: Some(params),
-            arguments,
-        })
-        .to_vec();
+        let line = body(id);
         let exchange = async {
             if self.outgoing.send(line).await.is_err() {
                 return Err(Failure::Closed(

@@ -15,10 +15,8 @@ use super::command::LocalCommand;
 use super::options::LocalOptions;
 use super::stderr::StderrCounts;
 use crate::definition_check::{ToolsPage, ToolsPageError};
-use crate::mcp::{
-    self, Generation, META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_PROTOCOL_VERSION,
-    ProtocolVersion, RawJson,
-};
+use crate::mcp::{self, Generation, ProtocolVersion, RawJson};
+use crate::upstream::request_body::{CLIENT_NAME, WrittenRequest};
 use crate::upstream::{TimeoutPhase, UpstreamError};
 
 /// The protocol state agreed with the running child.
@@ -224,14 +222,14 @@ impl LocalUpstream {
         let live = self.ensure_live().await?;
         let mut cursor: Option<String> = None;
         for _ in 0..self.inner.options.max_list_pages {
-            let mut params = Map::new();
-            if let Some(cursor) = cursor.take() {
-                params.insert("cursor".to_owned(), Value::String(cursor));
-            }
-            let params = stamp(live.negotiated, params);
+            let listing = WrittenRequest::ToolsList {
+                cursor: cursor.as_deref(),
+            };
+            let envelope = live.negotiated == Negotiated::Stateless;
+            let body = |id| listing.to_bytes(id, envelope);
             let result = live
                 .child
-                .request_carried(method, params, None, self.inner.options.request_timeout)
+                .request_written(method, body, self.inner.options.request_timeout)
                 .await?;
             let read = page(result.as_bytes());
             match read.map_err(|error| self.malformed(method, &error.to_string()))? {
@@ -262,7 +260,7 @@ impl LocalUpstream {
         &self,
         name: &str,
         arguments: Option<RawJson>,
-        meta: Option<Value>,
+        meta: Option<&Map<String, Value>>,
         checked_generation: u64,
     ) -> Result<RawJson, UpstreamError> {
         let method = mcp::methods::TOOLS_CALL;
@@ -288,21 +286,17 @@ impl LocalUpstream {
         };
         // A cached listing may be used (max-age): the files are checked here too.
         self.recheck(&live).await?;
-        let mut params = Map::new();
-        params.insert("name".to_owned(), Value::String(name.to_owned()));
-        if let Some(meta) = meta {
-            params.insert("_meta".to_owned(), meta);
-        }
-        let params = stamp(live.negotiated, params);
         // Arguments and result are carried as the bytes received.
+        let call = WrittenRequest::ToolsCall {
+            name,
+            arguments: arguments.as_ref(),
+            meta,
+        };
+        let envelope = live.negotiated == Negotiated::Stateless;
+        let body = |id| call.to_bytes(id, envelope);
         let result = live
             .child
-            .request_carried(
-                method,
-                params,
-                arguments,
-                self.inner.options.request_timeout,
-            )
+            .request_written(method, body, self.inner.options.request_timeout)
             .await?;
         if !result.is_object() {
             return Err(self.malformed(method, "the result is not an object"));
@@ -528,10 +522,10 @@ impl LocalUpstream {
     }
 
     async fn discover(&self, child: &RunningChild) -> Result<Option<Negotiated>, UpstreamError> {
-        let method = mcp::methods::SERVER_DISCOVER;
-        let params = stamp(Negotiated::Stateless, Map::new());
+        let discover = WrittenRequest::ServerDiscover;
+        let body = |id| discover.to_bytes(id, true);
         match child
-            .request(method, params, self.inner.options.discover_timeout)
+            .request_strict(discover.method(), body, self.inner.options.discover_timeout)
             .await
         {
             Ok(result) => {
@@ -622,27 +616,8 @@ fn backoff(first: Duration, max: Duration, failures: u32) -> Duration {
     first.saturating_mul(1 << doublings).min(max)
 }
 
-/// The params of a request under `negotiated`: in 2026-07-28 the `_meta` envelope (version,
-/// capabilities, client info) that stdio carries in the body only (there are no headers).
-fn stamp(negotiated: Negotiated, mut params: Map<String, Value>) -> Map<String, Value> {
-    if negotiated == Negotiated::Stateless {
-        let mut meta = match params.remove("_meta") {
-            Some(Value::Object(meta)) => meta,
-            _ => Map::new(),
-        };
-        meta.insert(
-            META_PROTOCOL_VERSION.to_owned(),
-            Value::from(ProtocolVersion::V2026_07_28.as_str()),
-        );
-        meta.insert(META_CLIENT_CAPABILITIES.to_owned(), json!({}));
-        meta.insert(META_CLIENT_INFO.to_owned(), client_info());
-        params.insert("_meta".to_owned(), Value::Object(meta));
-    }
-    params
-}
-
 fn client_info() -> Value {
-    json!({"name": "toolgate", "version": env!("CARGO_PKG_VERSION")})
+    json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
 }
 
 #[cfg(test)]

@@ -596,7 +596,7 @@ impl Router {
                 path,
                 entry.upstream_name(),
                 arguments.clone(),
-                meta.clone().map(Value::Object),
+                meta.as_ref(),
                 generation,
             )
             .await;

@@ -1,7 +1,7 @@
 //! The two kinds of upstream behind one surface: the network client (pinned TLS) and the local
 //! (stdio) process. The router and the definition check see only this.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::watch;
 
 use crate::definition_check::ListedTools;
@@ -92,7 +92,7 @@ impl Upstream {
         path: CallPath,
         name: &str,
         arguments: Option<RawJson>,
-        meta: Option<Value>,
+        meta: Option<&Map<String, Value>>,
         checked_generation: u64,
     ) -> Result<RawJson, UpstreamError> {
         match (self, path) {

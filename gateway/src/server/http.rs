@@ -69,7 +69,7 @@ async fn route(
     peer: IpAddr,
     connection: &ClientConnection,
 ) -> HttpResponse {
-    let path = request.uri().path().to_owned();
+    let path = request.uri().path();
     if path != MCP_PATH && path != crate::auth::RESOURCE_METADATA_PATH {
         return plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is /mcp");
     }
@@ -77,26 +77,23 @@ async fn route(
         Ok(host) => host,
         Err(response) => return *response,
     };
-    let origin_values: Vec<&HeaderValue> =
-        request.headers().get_all(header::ORIGIN).iter().collect();
-    let origin = match origin_values.as_slice() {
-        [] => None,
-        [one] => Some(one.to_str().unwrap_or("(not visible ASCII)").to_owned()),
-        _ => Some("(several Origin headers)".to_owned()),
+    let mut origins = request.headers().get_all(header::ORIGIN).iter();
+    let origin = match (origins.next(), origins.next()) {
+        (None, _) => None,
+        (Some(one), None) => Some(one.to_str().unwrap_or("(not visible ASCII)")),
+        (Some(_), Some(_)) => Some("(several Origin headers)"),
     };
-    if let Err(refusal) = rebinding::check(&gateway.options, host.as_deref(), origin.as_deref()) {
+    if let Err(refusal) = rebinding::check(&gateway.options, host, origin) {
         tracing::warn!(host = ?host, origin = ?origin, "refused a request: {}", refusal.message());
         return plain(StatusCode::FORBIDDEN, &refusal.message());
     }
     if path != MCP_PATH {
-        return client_auth::metadata(gateway, &path, host.as_deref(), connection).unwrap_or_else(
-            || plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is /mcp"),
-        );
+        return client_auth::metadata(gateway, path, host, connection).unwrap_or_else(|| {
+            plain(StatusCode::NOT_FOUND, "Not Found: the MCP endpoint is /mcp")
+        });
     }
     let principal =
-        match client_auth::authenticate(gateway, request.headers(), host.as_deref(), connection)
-            .await
-        {
+        match client_auth::authenticate(gateway, request.headers(), host, connection).await {
             Ok(principal) => principal,
             Err(response) => return *response,
         };
@@ -121,17 +118,17 @@ async fn route(
 /// `:authority`, HTTP/1.1's absolute form). Two `Host` headers, or a target whose authority is
 /// not the `Host`, are refused (400): two parties could read two different hosts, and the
 /// rebinding check must see the one the client meant.
-fn request_host(request: &http::Request<Incoming>) -> Result<Option<String>, Box<HttpResponse>> {
-    let values: Vec<&HeaderValue> = request.headers().get_all(header::HOST).iter().collect();
-    let header = match values.as_slice() {
-        [] => None,
-        [one] => Some(one.to_str().map_err(|_| {
+fn request_host(request: &http::Request<Incoming>) -> Result<Option<&str>, Box<HttpResponse>> {
+    let mut values = request.headers().get_all(header::HOST).iter();
+    let header = match (values.next(), values.next()) {
+        (None, _) => None,
+        (Some(one), None) => Some(one.to_str().map_err(|_| {
             Box::new(plain(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the Host header is not visible ASCII",
             ))
         })?),
-        _ => {
+        (Some(_), Some(_)) => {
             return Err(Box::new(plain(
                 StatusCode::BAD_REQUEST,
                 "Bad Request: the request has more than one Host header; send exactly one",
@@ -154,7 +151,7 @@ fn request_host(request: &http::Request<Incoming>) -> Result<Option<String>, Box
                 ),
             )))
         }
-        (Some(host), _) | (None, Some(host)) => Ok(Some(host.to_owned())),
+        (Some(host), _) | (None, Some(host)) => Ok(Some(host)),
         (None, None) => Ok(None),
     }
 }
@@ -292,11 +289,8 @@ fn unknown_version(
         .and_then(|params| params.get("_meta"))
         .and_then(Value::as_object)
         .is_some_and(|meta| meta.contains_key(META_PROTOCOL_VERSION));
-    let values: Vec<&HeaderValue> = headers
-        .get_all(mcp_headers::MCP_PROTOCOL_VERSION)
-        .iter()
-        .collect();
-    let [value] = values.as_slice() else {
+    let mut values = headers.get_all(mcp_headers::MCP_PROTOCOL_VERSION).iter();
+    let (Some(value), None) = (values.next(), values.next()) else {
         return None;
     };
     let text = String::from_utf8_lossy(value.as_bytes());

@@ -18,6 +18,7 @@ use super::identity::ObservedIdentity;
 use super::listener;
 use super::names;
 use super::options::UpstreamOptions;
+use super::request_body::{CLIENT_NAME, WrittenRequest};
 use super::transport::{Answer, Outgoing, Transport};
 use crate::definition_check::{ToolsPage, ToolsPageError};
 use crate::mcp::{
@@ -26,9 +27,6 @@ use crate::mcp::{
 };
 
 const METHOD_NOT_FOUND: i64 = mcp::error_codes::METHOD_NOT_FOUND;
-
-/// The client's name in `clientInfo`.
-const CLIENT_NAME: &str = "toolgate";
 
 /// The protocol state agreed with the upstream.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -186,14 +184,13 @@ impl UpstreamClient {
         let mut cursors: HashMap<String, usize> = HashMap::new();
         let mut bytes = 0usize;
         for page in 1..=options.max_list_pages {
-            let mut params = Map::new();
-            if let Some(cursor) = cursor.take() {
-                params.insert("cursor".to_owned(), Value::String(cursor));
-            }
+            let listing = WrittenRequest::ToolsList {
+                cursor: cursor.as_deref(),
+            };
             // Each page is read with what is left of the budget as its limit, so a listing
             // never holds more than the budget, however its pages are cut.
             let remaining = options.max_listing_bytes.saturating_sub(bytes);
-            let exchanged = match self.request(method, params, Some(remaining)).await {
+            let exchanged = match self.request(listing, Some(remaining)).await {
                 Ok(exchanged) => exchanged,
                 Err(UpstreamError::ResponseTooLarge { limit, .. })
                     if limit < options.max_response_bytes =>
@@ -270,11 +267,13 @@ impl UpstreamClient {
         &self,
         name: &str,
         arguments: Option<Value>,
-        meta: Option<Value>,
+        meta: Option<Map<String, Value>>,
     ) -> Result<Value, UpstreamError> {
         let path = self.call_path().await?;
         let arguments = arguments.as_ref().map(RawJson::from_value);
-        let result = self.call_tool_on(path, name, arguments, meta).await?;
+        let result = self
+            .call_tool_on(path, name, arguments, meta.as_ref())
+            .await?;
         self.strict(mcp::methods::TOOLS_CALL, &result)
     }
 
@@ -282,7 +281,10 @@ impl UpstreamClient {
     /// again on another connection or into a new session (that would outrun the check made
     /// for this path). `arguments` are written as they are, and the result is returned as the
     /// upstream wrote it (docs/design.md §5, "Pass-through data is not rewritten": checked for
-    /// well-formedness only, so a large integer or a `1E+2` is carried unchanged).
+    /// well-formedness only, so a large integer or a `1E+2` is carried unchanged). The request
+    /// is written as bytes, `arguments` copied into it as they are; `meta`'s members are passed
+    /// in `params._meta` (in 2026-07-28 beside the envelope, whose members replace any of the
+    /// same names).
     ///
     /// # Errors
     ///
@@ -296,23 +298,18 @@ impl UpstreamClient {
         path: CallPath,
         name: &str,
         arguments: Option<RawJson>,
-        meta: Option<Value>,
+        meta: Option<&Map<String, Value>>,
     ) -> Result<RawJson, UpstreamError> {
         let method = mcp::methods::TOOLS_CALL;
-        let mut params = Map::new();
-        params.insert("name".to_owned(), Value::String(name.to_owned()));
-        if let Some(meta) = meta {
-            params.insert("_meta".to_owned(), meta);
-        }
         let CallPath {
             lease, negotiated, ..
         } = path;
-        let (sent_params, headers) = stamp(&negotiated, method, params);
-        let outgoing = Outbound {
-            params: sent_params,
-            arguments,
-            headers,
+        let call = WrittenRequest::ToolsCall {
+            name,
+            arguments: arguments.as_ref(),
+            meta,
         };
+        let outgoing = Outbound::written(&negotiated, call);
         let result = match self
             .exchange_with_status(method, outgoing, Some(lease), None)
             .await
@@ -399,16 +396,18 @@ impl UpstreamClient {
     /// the body). `max_bytes` bounds the answer below the response limit.
     async fn request(
         &self,
-        method: &str,
-        params: Map<String, Value>,
+        request: WrittenRequest<'_>,
         max_bytes: Option<usize>,
     ) -> Result<Exchanged, UpstreamError> {
+        let method = request.method();
         let negotiated = self.ensure_negotiated().await?;
-        // Kept only where a lost session may need the request sent again.
-        let retry_params = has_session(&negotiated).then(|| params.clone());
-        let (sent_params, headers) = stamp(&negotiated, method, params);
         match self
-            .exchange_with_status(method, Outbound::new(sent_params, headers), None, max_bytes)
+            .exchange_with_status(
+                method,
+                Outbound::written(&negotiated, request),
+                None,
+                max_bytes,
+            )
             .await
         {
             Ok(exchanged) => Ok(exchanged),
@@ -422,14 +421,13 @@ impl UpstreamClient {
                 _,
             )) => Err(error),
             Err((error, Some(StatusCode::NOT_FOUND))) => {
-                let Some(params) = retry_params else {
+                if !has_session(&negotiated) {
                     return Err(error);
-                };
+                }
                 let renewed = self.renegotiate(&negotiated).await?;
-                let (sent_params, headers) = stamp(&renewed, method, params);
                 self.exchange_with_status(
                     method,
-                    Outbound::new(sent_params, headers),
+                    Outbound::written(&renewed, request),
                     None,
                     max_bytes,
                 )
@@ -448,8 +446,12 @@ impl UpstreamClient {
         params: Map<String, Value>,
         headers: Vec<(HeaderName, HeaderValue)>,
     ) -> Result<(Value, Option<String>), UpstreamError> {
+        let outbound = Outbound {
+            params: Params::Map(params),
+            headers,
+        };
         let exchanged = self
-            .exchange_with_status(method, Outbound::new(params, headers), None, None)
+            .exchange_with_status(method, outbound, None, None)
             .await
             .map_err(|(error, _)| error)?;
         Ok((
@@ -463,22 +465,19 @@ impl UpstreamClient {
     async fn exchange_with_status(
         &self,
         method: &str,
-        outbound: Outbound,
+        outbound: Outbound<'_>,
         lease: Option<Lease>,
         max_bytes: Option<usize>,
     ) -> Result<Exchanged, (UpstreamError, Option<StatusCode>)> {
-        let id = self.inner.next_request_id();
-        let Outbound {
-            params,
-            arguments,
-            headers,
-        } = outbound;
-        let message = Message::Request(Request {
-            id: id.clone(),
-            method: method.to_owned(),
-            params: Some(params),
-            arguments,
-        });
+        let number = self.inner.next_request_number();
+        let id = RequestId::Number(number);
+        let Outbound { params, headers } = outbound;
+        let body = match params {
+            Params::Map(params) => {
+                Message::Request(Request::new(id.clone(), method, Some(params))).to_vec()
+            }
+            Params::Written { request, envelope } => request.to_bytes(number, envelope),
+        };
         let answer = self
             .inner
             .transport
@@ -486,7 +485,7 @@ impl UpstreamClient {
                 Outgoing {
                     method,
                     id: Some(&id),
-                    body: Bytes::from(message.to_vec()),
+                    body: Bytes::from(body),
                     headers,
                     idempotent: method != mcp::methods::TOOLS_CALL,
                     max_bytes,
@@ -755,23 +754,42 @@ impl Inner {
 
     /// A fresh request id.
     pub(super) fn next_request_id(&self) -> RequestId {
-        RequestId::Number(self.next_id.fetch_add(1, Ordering::Relaxed))
+        RequestId::Number(self.next_request_number())
+    }
+
+    /// A fresh request id's number.
+    fn next_request_number(&self) -> i64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 }
 
-/// One request to send: its params, the pass-through `tools/call` arguments, its headers.
-struct Outbound {
-    params: Map<String, Value>,
-    arguments: Option<RawJson>,
+/// One request to send: its params and its headers.
+struct Outbound<'a> {
+    params: Params<'a>,
     headers: Vec<(HeaderName, HeaderValue)>,
 }
 
-impl Outbound {
-    fn new(params: Map<String, Value>, headers: Vec<(HeaderName, HeaderValue)>) -> Outbound {
+/// The params of one request.
+enum Params<'a> {
+    /// Made as a map, stamped already (negotiation: once per session).
+    Map(Map<String, Value>),
+    /// Written as bytes ([`WrittenRequest`]): the requests every call makes; with the
+    /// 2026-07-28 envelope when `envelope`.
+    Written {
+        request: WrittenRequest<'a>,
+        envelope: bool,
+    },
+}
+
+impl<'a> Outbound<'a> {
+    /// `request` under `negotiated`: its envelope and headers.
+    fn written(negotiated: &Negotiated, request: WrittenRequest<'a>) -> Outbound<'a> {
         Outbound {
-            params,
-            arguments: None,
-            headers,
+            params: Params::Written {
+                request,
+                envelope: *negotiated == Negotiated::Stateless,
+            },
+            headers: headers(negotiated, request.method(), request.mirrored_name()),
         }
     }
 }
@@ -830,37 +848,54 @@ fn has_session(negotiated: &Negotiated) -> bool {
 /// Used by the listener, which holds only a weak reference.
 pub(super) type WeakInner = Weak<Inner>;
 
-/// The params and headers of a request under `negotiated`.
+/// The params and headers of a request made as a map under `negotiated` (negotiation and
+/// listening; the requests of every call are written as bytes, [`request_body`]).
 pub(super) fn stamp(
     negotiated: &Negotiated,
-    method: &str,
+    method: &'static str,
     mut params: Map<String, Value>,
 ) -> (Map<String, Value>, Vec<(HeaderName, HeaderValue)>) {
-    let mut headers = Vec::new();
+    if *negotiated == Negotiated::Stateless {
+        // 2026-07-28: the envelope in `params._meta`, mirrored by headers the server checks
+        // against the body (RECIPE.md; -32020 on a mismatch).
+        let mut meta = match params.remove("_meta") {
+            Some(Value::Object(meta)) => meta,
+            _ => Map::new(),
+        };
+        meta.insert(
+            mcp::META_PROTOCOL_VERSION.to_owned(),
+            Value::from(ProtocolVersion::V2026_07_28.as_str()),
+        );
+        meta.insert(mcp::META_CLIENT_CAPABILITIES.to_owned(), json!({}));
+        meta.insert(mcp::META_CLIENT_INFO.to_owned(), client_info());
+        params.insert("_meta".to_owned(), Value::Object(meta));
+    }
+    let name = mcp::name_bearing_param(method)
+        .and_then(|member| params.get(member))
+        .and_then(Value::as_str);
+    let headers = headers(negotiated, method, name);
+    (params, headers)
+}
+
+/// The headers of a request under `negotiated`: in 2026-07-28 the version, the method and
+/// `name`, what the method's `Mcp-Name` mirrors (the tool's name for `tools/call`); in the
+/// session generation the session id and the version.
+pub(super) fn headers(
+    negotiated: &Negotiated,
+    method: &'static str,
+    name: Option<&str>,
+) -> Vec<(HeaderName, HeaderValue)> {
+    let mut headers = Vec::with_capacity(3);
     match negotiated {
         Negotiated::Stateless => {
             let version = ProtocolVersion::V2026_07_28.as_str();
-            // 2026-07-28: the envelope in `params._meta`, mirrored by headers the server
-            // checks against the body (RECIPE.md; -32020 on a mismatch).
-            let mut meta = match params.remove("_meta") {
-                Some(Value::Object(meta)) => meta,
-                _ => Map::new(),
-            };
-            meta.insert(mcp::META_PROTOCOL_VERSION.to_owned(), Value::from(version));
-            meta.insert(mcp::META_CLIENT_CAPABILITIES.to_owned(), json!({}));
-            meta.insert(mcp::META_CLIENT_INFO.to_owned(), client_info());
-            params.insert("_meta".to_owned(), Value::Object(meta));
-            push_header(&mut headers, names::MCP_PROTOCOL_VERSION.clone(), version);
-            push_header(&mut headers, names::MCP_METHOD.clone(), method);
-            if let Some(name) = mcp::name_bearing_param(method)
-                .and_then(|member| params.get(member))
-                .and_then(Value::as_str)
-            {
-                push_header(
-                    &mut headers,
-                    names::MCP_NAME.clone(),
-                    &mcp::encode_header_value(name),
-                );
+            push_static(&mut headers, names::MCP_PROTOCOL_VERSION, version);
+            push_static(&mut headers, names::MCP_METHOD, method);
+            if let Some(name) = name {
+                let encoded = Bytes::from(mcp::encode_header_value(name));
+                if let Ok(value) = HeaderValue::from_maybe_shared(encoded) {
+                    headers.push((names::MCP_NAME, value));
+                }
             }
         }
         Negotiated::Session {
@@ -868,26 +903,29 @@ pub(super) fn stamp(
             session_id,
         } => {
             if let Some(session_id) = session_id {
-                push_header(&mut headers, names::MCP_SESSION_ID.clone(), session_id);
+                if let Ok(value) = HeaderValue::from_str(session_id) {
+                    headers.push((names::MCP_SESSION_ID, value));
+                }
             }
-            push_header(
-                &mut headers,
-                names::MCP_PROTOCOL_VERSION.clone(),
-                version.as_str(),
-            );
+            push_static(&mut headers, names::MCP_PROTOCOL_VERSION, version.as_str());
         }
     }
-    (params, headers)
+    headers
 }
 
 fn client_info() -> Value {
     json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
 }
 
-fn push_header(headers: &mut Vec<(HeaderName, HeaderValue)>, name: HeaderName, value: &str) {
-    // Every value here is visible ASCII (versions, method names, checked session ids, encoded
-    // names); a value that is not is left out rather than sent altered.
-    if let Ok(value) = HeaderValue::from_str(value) {
-        headers.push((name, value));
+/// A header whose value is one of this program's constants (versions, method names), not
+/// copied. Every value here is visible ASCII; one that is not is left out rather than sent
+/// altered (and `from_static`, which would panic on it, is not called).
+fn push_static(
+    headers: &mut Vec<(HeaderName, HeaderValue)>,
+    name: HeaderName,
+    value: &'static str,
+) {
+    if value.bytes().all(|byte| (0x20..0x7f).contains(&byte)) {
+        headers.push((name, HeaderValue::from_static(value)));
     }
 }

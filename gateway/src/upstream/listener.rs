@@ -18,7 +18,7 @@ use serde_json::{Map, json};
 
 use super::client::{Negotiated, WeakInner, stamp};
 use super::names;
-use super::transport::media_type;
+use super::transport::{ACCEPT_JSON_OR_SSE, ACCEPT_SSE, media_type};
 use crate::mcp::{self, Message, Request, SseParser};
 
 /// The first pause before reopening a lost stream; it doubles up to [`MAX_BACKOFF`].
@@ -73,7 +73,7 @@ fn stream_request(
                 ),
             ];
             transport
-                .request(Method::GET, &headers, "text/event-stream", Bytes::new())
+                .request(Method::GET, &headers, ACCEPT_SSE, Bytes::new())
                 .ok()
         }
         Negotiated::Session {
@@ -96,7 +96,7 @@ fn stream_request(
                 .request(
                     Method::POST,
                     &headers,
-                    "application/json, text/event-stream",
+                    ACCEPT_JSON_OR_SSE,
                     Bytes::from(message.to_vec()),
                 )
                 .ok()

@@ -31,6 +31,7 @@ mod listener;
 mod names;
 mod observe_tools;
 mod options;
+pub(crate) mod request_body;
 mod transport;
 
 pub use self::client::{CallPath, UpstreamClient};

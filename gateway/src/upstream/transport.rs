@@ -1,11 +1,12 @@
 //! One HTTP exchange of MCP Streamable HTTP: POST a JSON-RPC message, read the answer as JSON or
 //! as an SSE stream (bounded), and note the notifications that came with it.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use http::header::{ACCEPT, CONTENT_TYPE, HOST};
-use http::{HeaderName, HeaderValue, Method, StatusCode};
+use http::{HeaderName, HeaderValue, Method, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Body as _, Incoming};
 
@@ -13,6 +14,13 @@ use super::connection::{Lease, Pool};
 use super::endpoint::Endpoint;
 use super::error::{TimeoutPhase, UpstreamError};
 use crate::mcp::{self, Message, RequestId, Response, SseParser};
+
+/// The `Accept` of a POST: a JSON answer or an SSE stream.
+pub(super) const ACCEPT_JSON_OR_SSE: HeaderValue =
+    HeaderValue::from_static("application/json, text/event-stream");
+/// The `Accept` of the GET that opens a session's event stream.
+pub(super) const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-stream");
+const APPLICATION_JSON: HeaderValue = HeaderValue::from_static("application/json");
 
 /// How much of an error body is read (and how much of it is shown).
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -85,31 +93,46 @@ impl Transport {
             })?
     }
 
-    /// A request to the endpoint with the common headers.
+    /// A request to the endpoint with the common headers (the request target and `Host` made
+    /// once, [`Endpoint::target`] and [`Endpoint::host_header`]; the header map sized for them
+    /// all, and for the `Content-Length` hyper adds, at once).
     pub(super) fn request(
         &self,
         method: Method,
         headers: &[(HeaderName, HeaderValue)],
-        accept: &'static str,
+        accept: HeaderValue,
         body: Bytes,
     ) -> Result<http::Request<Full<Bytes>>, UpstreamError> {
-        let mut builder = http::Request::builder()
-            .method(method)
-            .uri(self.endpoint.path_and_query.as_str())
-            .header(HOST, self.endpoint.authority.as_str())
-            .header(ACCEPT, accept);
-        if !body.is_empty() {
-            builder = builder.header(CONTENT_TYPE, "application/json");
+        let endpoint = &self.endpoint;
+        let invalid = |detail: String| UpstreamError::InvalidUrl {
+            url: endpoint.url.clone(),
+            detail: format!("no HTTP request can be made for it: {detail}"),
+        };
+        let target = match &endpoint.target {
+            Some(target) => target.clone(),
+            None => Uri::try_from(endpoint.path_and_query.as_str())
+                .map_err(|error| invalid(error.to_string()))?,
+        };
+        let host = match &endpoint.host_header {
+            Some(host) => host.clone(),
+            None => HeaderValue::from_str(&endpoint.authority)
+                .map_err(|error| invalid(error.to_string()))?,
+        };
+        let has_body = !body.is_empty();
+        let mut request = http::Request::new(Full::new(body));
+        *request.method_mut() = method;
+        *request.uri_mut() = target;
+        let map = request.headers_mut();
+        map.reserve(headers.len() + 4);
+        map.append(HOST, host);
+        map.append(ACCEPT, accept);
+        if has_body {
+            map.append(CONTENT_TYPE, APPLICATION_JSON);
         }
         for (name, value) in headers {
-            builder = builder.header(name, value);
+            map.append(name.clone(), value.clone());
         }
-        builder
-            .body(Full::new(body))
-            .map_err(|error| UpstreamError::InvalidUrl {
-                url: self.endpoint.url.clone(),
-                detail: format!("no HTTP request can be made for it: {error}"),
-            })
+        Ok(request)
     }
 
     async fn post_unbounded(
@@ -125,7 +148,7 @@ impl Transport {
         let request = self.request(
             Method::POST,
             &outgoing.headers,
-            "application/json, text/event-stream",
+            ACCEPT_JSON_OR_SSE,
             outgoing.body.clone(),
         )?;
         let mut lease = match lease {
@@ -158,7 +181,7 @@ impl Transport {
                     None => Some(self.request(
                         Method::POST,
                         &outgoing.headers,
-                        "application/json, text/event-stream",
+                        ACCEPT_JSON_OR_SSE,
                         outgoing.body.clone(),
                     )?),
                 };
@@ -226,7 +249,7 @@ impl Transport {
         let Some(expected_id) = outgoing.id else {
             return Ok(answer);
         };
-        match media_type.as_str() {
+        match media_type.as_ref() {
             "application/json" => {
                 let bytes = self.read_all(&mut body, method, limit).await?;
                 answer.body_bytes = bytes.len();
@@ -470,10 +493,16 @@ impl Transport {
 }
 
 /// The media type of a `Content-Type` value, lowercase, without parameters.
-pub(super) fn media_type(value: Option<&HeaderValue>) -> String {
-    value
+pub(super) fn media_type(value: Option<&HeaderValue>) -> Cow<'_, str> {
+    let media = value
         .and_then(|value| value.to_str().ok())
         .and_then(|text| text.split(';').next())
-        .map(|media| media.trim().to_ascii_lowercase())
-        .unwrap_or_default()
+        .map(str::trim)
+        .unwrap_or_default();
+    // Lowercased only when it is not already (as servers write it).
+    if media.bytes().any(|byte| byte.is_ascii_uppercase()) {
+        Cow::Owned(media.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(media)
+    }
 }
