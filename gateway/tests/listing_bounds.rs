@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use server_identity::{ServerAnchors, TlsTrust, TrustBundles, client_config};
 use toolgate::mcp::ProtocolVersion;
-use toolgate::upstream::{UpstreamClient, UpstreamError, UpstreamOptions};
+use toolgate::upstream::{TimeoutPhase, UpstreamClient, UpstreamError, UpstreamOptions};
 use toolgate_testkit::{DemoUpstream, DemoUpstreamConfig, RunningUpstream};
 
 use crate::e2e_support::{Harness, Setup, call_entries, denial, run};
@@ -132,6 +132,54 @@ fn a_slow_listing_ends_at_its_deadline_which_defaults_to_the_request_timeout() {
             assert!(*pages < 10, "{pages}");
             assert_eq!(error.reason(), "upstream_error");
         }
+    });
+}
+
+/// A first page that does not come back within the request timeout is the upstream not
+/// answering (unavailable) whichever timer fires first; a shorter listing deadline that passes
+/// before any page is the listing's bound (upstream_error).
+#[test]
+fn a_listing_with_no_page_back_is_a_request_timeout_unless_its_own_deadline_is_shorter() {
+    run(async {
+        let mut config = DemoUpstreamConfig::new();
+        config.page_delay(Duration::from_secs(5));
+        let upstream = DemoUpstream::start(&config).await.unwrap();
+        let short = Duration::from_millis(300);
+        let url = upstream.url();
+        let error = client_for(&upstream, quiet(|o| o.request_timeout = short))
+            .list_tools()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            UpstreamError::Timeout {
+                url: url.to_owned(),
+                phase: TimeoutPhase::Response,
+                timeout: short,
+            }
+        );
+        assert_eq!(error.reason(), "upstream_unavailable");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "upstream {url} is unavailable: no answer within 300 ms; the upstream is slow or \
+                 hung (raise the timeout if it is expected to be this slow)"
+            )
+        );
+
+        let error = client_for(&upstream, quiet(|o| o.listing_timeout = Some(short)))
+            .list_tools()
+            .await
+            .unwrap_err();
+        assert_eq!(
+            error,
+            UpstreamError::ListingTimeout {
+                url: url.to_owned(),
+                deadline: short,
+                pages: 0,
+            }
+        );
+        assert_eq!(error.reason(), "upstream_error");
     });
 }
 

@@ -13,7 +13,7 @@ use tokio::sync::watch;
 
 use super::connection::{Lease, Pool};
 use super::endpoint::Endpoint;
-use super::error::UpstreamError;
+use super::error::{TimeoutPhase, UpstreamError};
 use super::identity::ObservedIdentity;
 use super::listener;
 use super::names;
@@ -159,10 +159,22 @@ impl UpstreamClient {
         &self,
         page: impl FnMut(&[u8]) -> Result<Option<String>, ToolsPageError> + Send,
     ) -> Result<(), UpstreamError> {
-        let deadline = self.inner.options.listing_deadline();
+        let options = &self.inner.options;
+        let deadline = options.listing_deadline();
         let mut pages = 0;
         let listing = tokio::time::timeout(deadline, self.list_pages(&mut pages, page)).await;
         listing.unwrap_or_else(|_| {
+            // No page came back in as long as a request may take: the upstream did not answer
+            // at all, which is a request's timeout (unavailable), not a listing dragged out
+            // past its bound. Decided here rather than by which of the two timers (equal by
+            // default, the first page's started a moment later) happens to fire first.
+            if pages == 0 && deadline >= options.request_timeout {
+                return Err(UpstreamError::Timeout {
+                    url: self.url().to_owned(),
+                    phase: TimeoutPhase::Response,
+                    timeout: options.request_timeout,
+                });
+            }
             Err(UpstreamError::ListingTimeout {
                 url: self.url().to_owned(),
                 deadline,
