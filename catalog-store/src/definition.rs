@@ -65,6 +65,15 @@ thread_local! {
 /// allocated on the thread (the gateway's) after the load.
 const SCRATCH_KEPT: usize = 1 << 20;
 
+/// Runs `read` with this thread's scratch buffer, empty, and keeps the buffer for the next
+/// caller (unless it grew past [`SCRATCH_KEPT`]).
+pub(crate) fn with_scratch<R>(read: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    let mut buffer = take_scratch();
+    let result = read(&mut buffer);
+    give_back(buffer);
+    result
+}
+
 /// This thread's scratch buffer, empty.
 fn take_scratch() -> Vec<u8> {
     let mut buffer = SCRATCH.take();
@@ -90,20 +99,29 @@ pub(crate) enum DefinitionRead<'a> {
     Other(JsonType),
 }
 
-/// The members of an `approved_definition` object, read strictly, nothing built from them yet.
+/// The members of an `approved_definition` object, read strictly, nothing built from them yet
+/// but what needs their canonical bytes (the digest, whether they may hold an invisible
+/// character): those bytes are written to the thread's scratch buffer and used up at the end
+/// of the entry's read ([`finish`](Self::finish)), not kept until the entry is checked.
 pub(crate) struct DefinitionMembers<'a> {
     /// The object as written (the file's bytes, read strictly).
     span: Cow<'a, [u8]>,
     /// Every member, in file order.
     members: Vec<Member>,
-    /// The RFC 8785 bytes of the hashed members that are neither `name` nor `null`, end to end.
-    canonical: Box<[u8]>,
+    /// Whether the canonical bytes of the hashed members may hold an invisible character.
+    canonical_may_hold_invisible: bool,
+    /// The digest of the normalized definition with `name` = the entry's upstream name
+    /// ([`entry_upstream_name`]), when it could be read: the digest to check if the entry
+    /// proves valid.
+    digest: Option<Digest>,
 }
 
 struct Member {
-    name: String,
+    /// The name as written: one of [`DEFINITION_MEMBERS`] (not allocated), or another.
+    name: Cow<'static, str>,
     found: JsonType,
-    /// Where the member's canonical bytes are in `DefinitionMembers::canonical`.
+    /// Where the member's canonical bytes were in the buffer they were written to, until
+    /// [`DefinitionMembers::finish`].
     canonical: Option<Range<usize>>,
     /// The `name` member's text, when it is a string.
     text: Option<String>,
@@ -114,23 +132,30 @@ fn is_hashed(name: &str, found: JsonType) -> bool {
     found != JsonType::Null && name != "name" && DEFINITION_MEMBERS.contains(&name)
 }
 
+/// `name`, not allocated when it is one of the members a definition may carry.
+fn member_name(name: &str) -> Cow<'static, str> {
+    match DEFINITION_MEMBERS.iter().find(|allowed| **allowed == name) {
+        Some(allowed) => Cow::Borrowed(allowed),
+        None => Cow::Owned(name.to_owned()),
+    }
+}
+
 impl<'a> DefinitionRead<'a> {
-    /// Reads the next value of `reader`, an element of `input`.
+    /// Reads the next value of `reader`, an element of `input`, writing the canonical bytes of
+    /// its hashed members to `canonical` (empty), for [`DefinitionMembers::finish`].
     pub(crate) fn read(
         reader: &mut StreamReader<'a>,
         input: &'a [u8],
+        canonical: &mut Vec<u8>,
     ) -> Result<DefinitionRead<'a>, StrictJsonError> {
         if reader.peek() != Some(JsonType::Object) {
             return reader.skip_value().map(DefinitionRead::Other);
         }
         let start = reader.offset();
         let mut members = Vec::new();
-        // Written to this thread's buffer, then copied out at their size: one allocation per
-        // definition rather than one per doubling.
-        let mut canonical = take_scratch();
         reader.enter_object()?;
         while let Some(name) = reader.next_member()? {
-            let name = name.to_owned();
+            let name = member_name(name);
             let mut member = Member {
                 found: reader.peek().unwrap_or(JsonType::Null),
                 name,
@@ -141,7 +166,7 @@ impl<'a> DefinitionRead<'a> {
                 member.text = reader.string_value()?;
             } else if is_hashed(&member.name, member.found) {
                 let from = canonical.len();
-                reader.canonical_value(&mut canonical)?;
+                reader.canonical_value(canonical)?;
                 member.canonical = Some(from..canonical.len());
             } else {
                 // A value `peek` cannot type is refused here, with the tree reader's error.
@@ -150,32 +175,30 @@ impl<'a> DefinitionRead<'a> {
             members.push(member);
         }
         let span = input.get(start..reader.offset()).unwrap_or_default();
-        let read = DefinitionMembers {
+        Ok(DefinitionRead::Object(DefinitionMembers {
             span: Cow::Borrowed(span),
             members,
-            canonical: canonical.as_slice().into(),
-        };
-        give_back(canonical);
-        Ok(DefinitionRead::Object(read))
+            canonical_may_hold_invisible: false,
+            digest: None,
+        }))
     }
 
     /// What [`read`](Self::read) gives for the bytes `value` was parsed from: the tree loader's
     /// path, the reference the streaming one is tested against.
     #[cfg(test)]
-    pub(crate) fn from_value(value: Value) -> DefinitionRead<'static> {
+    pub(crate) fn from_value(value: Value, canonical: &mut Vec<u8>) -> DefinitionRead<'static> {
         let Value::Object(object) = value else {
             return DefinitionRead::Other(JsonType::of_value(&value));
         };
-        let mut canonical = Vec::new();
         let members = object
             .iter()
             .map(|(name, value)| {
                 let found = JsonType::of_value(value);
                 let from = canonical.len();
-                let written = is_hashed(name, found)
-                    && jcs_digest::write_canonical(value, &mut canonical).is_ok();
+                let written =
+                    is_hashed(name, found) && jcs_digest::write_canonical(value, canonical).is_ok();
                 Member {
-                    name: name.clone(),
+                    name: member_name(name),
                     found,
                     canonical: written.then_some(from..canonical.len()),
                     text: value.as_str().filter(|_| name == "name").map(str::to_owned),
@@ -186,7 +209,8 @@ impl<'a> DefinitionRead<'a> {
         DefinitionRead::Object(DefinitionMembers {
             span: Cow::Owned(span),
             members,
-            canonical: canonical.into(),
+            canonical_may_hold_invisible: false,
+            digest: None,
         })
     }
 }
@@ -206,8 +230,32 @@ impl DefinitionMembers<'_> {
     /// character as itself (it escapes only `"`, `\` and controls), so its canonical bytes
     /// show an escaped `\u200b` as well as a literal one.
     pub(crate) fn may_hold_invisible(&self, upstream_name: &str) -> bool {
-        may_hold_invisible(&self.canonical) || upstream_name.chars().any(is_invisible)
+        self.canonical_may_hold_invisible || upstream_name.chars().any(is_invisible)
     }
+
+    /// Uses up `canonical`, the bytes [`DefinitionRead::read`] wrote, at the end of the
+    /// entry's read, once `upstream_name` (the entry's, [`entry_upstream_name`]) is known: the
+    /// digest of the normalized definition, and whether it may hold an invisible character.
+    ///
+    /// The digest is that of the hashed members that were written, under their MCP names;
+    /// when the definition proves valid ([`check_definition`]), those are exactly the members
+    /// it is normalized to.
+    pub(crate) fn finish(&mut self, canonical: &mut Vec<u8>, upstream_name: Option<&str>) {
+        self.canonical_may_hold_invisible = may_hold_invisible(canonical);
+        self.digest =
+            upstream_name.map(|upstream| definition_digest(&self.members, canonical, upstream));
+    }
+}
+
+/// The name a valid entry's definition is normalized with: `upstream_name`, or `tool_name`
+/// when it is absent or `null`; `None` when that member is not a non-empty string (the entry
+/// is then invalid). The rule `read_entry` reads the two members by.
+pub(crate) fn entry_upstream_name(entry: &Map<String, Value>) -> Option<&str> {
+    let written = match entry.get("upstream_name") {
+        None | Some(Value::Null) => entry.get("tool_name"),
+        written => written,
+    };
+    written?.as_str().filter(|text| !text.is_empty())
 }
 
 /// Checks `approved_definition` and digests it normalized to MCP member names with `name` =
@@ -225,7 +273,7 @@ pub(crate) fn check_definition(
 ) -> Option<Digest> {
     let errors_before = problems.errors.len();
     // In name order, as the tree of an object iterates.
-    let mut names: Vec<&str> = definition.members.iter().map(|m| m.name.as_str()).collect();
+    let mut names: Vec<&str> = definition.members.iter().map(|m| &*m.name).collect();
     names.sort_unstable();
     problems.refuse_unknown_names(names, pointer, DEFINITION_MEMBERS, WHY_DEFINITION);
 
@@ -250,8 +298,6 @@ pub(crate) fn check_definition(
         Some(other) => problems.wrong_type_of(child(pointer, "name"), "a string", other.found),
     }
 
-    // (MCP name, its canonical bytes) of each well-typed, non-null member.
-    let mut taken: Vec<(&'static str, Range<usize>)> = Vec::with_capacity(DEFINITION_FIELDS.len());
     for (mcp, snake, kind) in DEFINITION_FIELDS {
         let mcp_member = definition.member(mcp);
         let snake_member = snake.and_then(|snake| definition.member(snake).map(|m| (snake, m)));
@@ -281,8 +327,8 @@ pub(crate) fn check_definition(
             (Kind::String, JsonType::String) | (Kind::Object, JsonType::Object) => true,
             _ => false,
         };
-        match member.canonical.clone() {
-            Some(canonical) if well_typed => taken.push((mcp, canonical)),
+        match member.canonical {
+            Some(_) if well_typed => {}
             _ => {
                 let expected = match kind {
                     Kind::String => "a string",
@@ -298,32 +344,43 @@ pub(crate) fn check_definition(
         }
     }
 
-    let upstream_name = upstream_name?;
+    upstream_name?;
     if problems.errors.len() != errors_before {
         return None;
     }
-    Some(definition_digest(definition, &taken, upstream_name))
+    definition.digest
 }
 
 /// The per-tool digest (label `trace.mcp-tool-definition.v1`) of the normalized definition,
-/// from the canonical bytes of its members: `{"profile":LABEL,"tool":{…}}` with the members in
-/// RFC 8785 order, the digest `jcs_digest::tool_definition_digest` gives for its value.
-fn definition_digest(
-    definition: &DefinitionMembers<'_>,
-    taken: &[(&str, Range<usize>)],
-    upstream_name: &str,
-) -> Digest {
-    let mut preimage = take_scratch();
+/// from the canonical bytes of its members (in `canonical`, which is left as it was):
+/// `{"profile":LABEL,"tool":{…}}` with the members in RFC 8785 order, the digest
+/// `jcs_digest::tool_definition_digest` gives for its value.
+fn definition_digest(members: &[Member], canonical: &mut Vec<u8>, upstream_name: &str) -> Digest {
+    let start = canonical.len();
+    // Each written member under its MCP name (of a valid definition, one spelling per member).
+    let written = |mcp: &str| {
+        let snake = DEFINITION_FIELDS
+            .iter()
+            .find(|(name, _, _)| *name == mcp)
+            .and_then(|(_, snake, _)| *snake);
+        members
+            .iter()
+            .filter(|member| member.name == mcp || Some(&*member.name) == snake)
+            .find_map(|member| member.canonical.clone())
+            .filter(|range| range.end <= start)
+    };
+    // Written after the members' bytes, in the same buffer, then cut off.
+    let preimage = canonical;
     preimage.extend_from_slice(b"{\"profile\":");
-    write_canonical_str(Profile::Trace.label(), &mut preimage);
+    write_canonical_str(Profile::Trace.label(), preimage);
     preimage.extend_from_slice(b",\"tool\":{");
     let mut first = true;
     for mcp in IN_CANONICAL_ORDER {
         let value = if mcp == "name" {
             None
         } else {
-            match taken.iter().find(|(taken, _)| *taken == mcp) {
-                Some((_, range)) => definition.canonical.get(range.clone()),
+            match written(mcp) {
+                Some(range) => Some(range),
                 None => continue,
             }
         };
@@ -331,16 +388,16 @@ fn definition_digest(
             preimage.push(b',');
         }
         first = false;
-        write_canonical_str(mcp, &mut preimage);
+        write_canonical_str(mcp, preimage);
         preimage.push(b':');
         match value {
-            Some(bytes) => preimage.extend_from_slice(bytes),
-            None => write_canonical_str(upstream_name, &mut preimage),
+            Some(range) => preimage.extend_from_within(range),
+            None => write_canonical_str(upstream_name, preimage),
         }
     }
     preimage.extend_from_slice(b"}}");
-    let digest = Digest::of(&preimage);
-    give_back(preimage);
+    let digest = Digest::of(preimage.get(start..).unwrap_or_default());
+    preimage.truncate(start);
     digest
 }
 

@@ -6,12 +6,14 @@
 //! that jcs-digest can read the two halves of a large entry array at once
 //! (`StreamReader::elements_with`). The members other than `approved_definition` are small
 //! (names, the `server` object) and are read into a `Value` each, for the schema readers; the
-//! definition is read by [`DefinitionRead::read`].
+//! definition is read by [`DefinitionRead::read`], and digested at the end of the entry's read
+//! ([`finish`](crate::definition::DefinitionMembers::finish)), once the upstream name is
+//! known wherever it is in the entry: its canonical bytes are then not kept.
 
 use jcs_digest::{JsonType, StreamReader, StrictJsonError};
 use serde_json::{Map, Value};
 
-use crate::definition::DefinitionRead;
+use crate::definition::{DefinitionRead, entry_upstream_name, with_scratch};
 
 /// One element of the entry array, read.
 pub(crate) enum ElementRead<'a> {
@@ -102,20 +104,35 @@ impl<'a> ElementRead<'a> {
             return reader.skip_value().map(ElementRead::NotAnObject);
         }
         reader.enter_object()?;
-        let mut members = Map::new();
-        let mut definition = None;
-        while let Some(name) = reader.next_member()? {
-            if name == "approved_definition" {
-                definition = Some(DefinitionRead::read(reader, input)?);
-            } else {
-                let name = name.to_owned();
-                members.insert(name, reader.tree_value()?);
+        // The definition's canonical bytes go to this thread's buffer, used up below.
+        with_scratch(|canonical| {
+            let mut members = Map::new();
+            let mut definition = None;
+            while let Some(name) = reader.next_member()? {
+                if name == "approved_definition" {
+                    definition = Some(DefinitionRead::read(reader, input, canonical)?);
+                } else {
+                    let name = name.to_owned();
+                    members.insert(name, reader.tree_value()?);
+                }
             }
+            Ok(ElementRead::entry(members, definition, canonical))
+        })
+    }
+
+    /// The entry of `members` and `definition`, whose canonical bytes are in `canonical`.
+    fn entry(
+        members: Map<String, Value>,
+        mut definition: Option<DefinitionRead<'a>>,
+        canonical: &mut Vec<u8>,
+    ) -> ElementRead<'a> {
+        if let Some(DefinitionRead::Object(definition)) = &mut definition {
+            definition.finish(canonical, entry_upstream_name(&members));
         }
-        Ok(ElementRead::Entry {
+        ElementRead::Entry {
             members,
             definition,
-        })
+        }
     }
 
     #[cfg(test)]
@@ -123,12 +140,10 @@ impl<'a> ElementRead<'a> {
         let Value::Object(mut members) = element else {
             return ElementRead::NotAnObject(JsonType::of_value(&element));
         };
+        let mut canonical = Vec::new();
         let definition = members
             .remove("approved_definition")
-            .map(DefinitionRead::from_value);
-        ElementRead::Entry {
-            members,
-            definition,
-        }
+            .map(|definition| DefinitionRead::from_value(definition, &mut canonical));
+        ElementRead::entry(members, definition, &mut canonical)
     }
 }

@@ -12,7 +12,7 @@ use server_identity::UtcTimestamp;
 use crate::added_at::check_rfc3339;
 use crate::binding::{ServerBinding, ServerSketch};
 use crate::code_points::CodePoints;
-use crate::definition::{DefinitionRead, check_definition, normalized_value};
+use crate::definition::{DefinitionRead, check_definition, entry_upstream_name, normalized_value};
 use crate::document::ElementRead;
 use crate::error::CatalogError;
 use crate::location::{EntryRef, child, element};
@@ -245,6 +245,8 @@ pub(crate) fn read_entry(
 
     let definition_pointer = child(&pointer, "approved_definition");
     let upstream = upstream_name.clone().valid();
+    // The definition was digested with this name as its entry was read.
+    debug_assert_eq!(upstream.as_deref(), entry_upstream_name(entry));
     let recomputed = match definition {
         Some(DefinitionRead::Object(definition)) => check_definition(
             &mut problems,
