@@ -19,8 +19,8 @@ use toolgate::audit::{AuditLog, CallRecord, Decision, DenialReason, arguments_di
 
 fn record(i: u64) -> CallRecord {
     CallRecord {
-        upstream_name: Some("ask_wiki_question".to_owned()),
-        upstream_url: Some("https://127.0.0.1:8443/mcp".to_owned()),
+        upstream_name: Some("ask_wiki_question".into()),
+        upstream_url: Some("https://127.0.0.1:8443/mcp".into()),
         expected_definition: Some(Digest::of(b"approved")),
         observed_definition: Some(Digest::of(b"approved")),
         detail: "forwarded".to_owned(),

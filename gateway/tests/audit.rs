@@ -66,8 +66,8 @@ pub fn sample(i: usize) -> CallRecord {
         Decision::Denied(DenialReason::UpstreamError),
     ];
     CallRecord {
-        upstream_name: Some("ask_wiki_question".to_owned()),
-        upstream_url: Some("https://127.0.0.1:8443/mcp".to_owned()),
+        upstream_name: Some("ask_wiki_question".into()),
+        upstream_url: Some("https://127.0.0.1:8443/mcp".into()),
         detail: format!("call {i}"),
         arguments: Some(
             arguments_digest(&json!({"question": format!("q{i}")}))
@@ -180,8 +180,8 @@ fn a_decision_entry_records_every_member_in_reading_order() {
         let log = AuditLog::open(&path, &measurement_a()).unwrap();
         let receipt = log
             .record(CallRecord {
-                upstream_name: Some("ask_wiki_question".to_owned()),
-                upstream_url: Some("https://127.0.0.1:8443/mcp".to_owned()),
+                upstream_name: Some("ask_wiki_question".into()),
+                upstream_url: Some("https://127.0.0.1:8443/mcp".into()),
                 identity: Some(ObservedIdentity {
                     fingerprints: vec![format!("SHA256:{}", "ab".repeat(32))],
                     spiffe_id: Some("spiffe://example.org/wiki".to_owned()),

@@ -2,6 +2,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use jcs_digest::{CanonicalizeError, Digest, canonicalize};
@@ -79,14 +80,17 @@ pub struct ObservedIdentity {
 /// It holds the digest of the arguments, never the arguments (docs/design.md §5): compute it with
 /// [`arguments_digest`]. Texts longer than the audit log's limits (a client can send a long tool
 /// name; an upstream a long error) are cut, and the cut is marked.
+///
+/// The catalog's names and URL are shared (`Arc<str>`): the router hands every record of a
+/// tool the same texts instead of copying them per call and per record.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CallRecord {
     /// The tool name the client called (the catalog `tool_name`, or the unknown name).
-    pub tool: String,
+    pub tool: Arc<str>,
     /// The name the upstream serves the tool under, when the tool is in the catalog.
-    pub upstream_name: Option<String>,
+    pub upstream_name: Option<Arc<str>>,
     /// The pinned upstream's URL, when the tool is in the catalog.
-    pub upstream_url: Option<String>,
+    pub upstream_url: Option<Arc<str>>,
     /// What the upstream presented, when known.
     pub identity: Option<ObservedIdentity>,
     /// The approved `definition_hash`, when the tool is in the catalog.
@@ -117,7 +121,7 @@ pub struct CallRecord {
 impl CallRecord {
     /// A record of `decision` for `tool` with every other member empty; fill the rest with
     /// struct update syntax (`CallRecord { detail, ..CallRecord::new(tool, decision) }`).
-    pub fn new(tool: impl Into<String>, decision: Decision) -> CallRecord {
+    pub fn new(tool: impl Into<Arc<str>>, decision: Decision) -> CallRecord {
         CallRecord {
             tool: tool.into(),
             upstream_name: None,
@@ -371,10 +375,10 @@ mod tests {
             d.as_ref()
                 .map_or(Value::Null, |d| Value::String(d.to_string()))
         };
-        let text = |t: &Option<String>, limit| {
-            t.as_deref()
-                .map_or(Value::Null, |t| bounded(t, limit).into())
-        };
+        fn text<T: AsRef<str>>(t: &Option<T>, limit: usize) -> Value {
+            t.as_ref()
+                .map_or(Value::Null, |t| bounded(t.as_ref(), limit).into())
+        }
         let identity = record.identity.as_ref().map_or(Value::Null, |identity| {
             let fingerprints: Vec<Value> = identity
                 .fingerprints
@@ -506,8 +510,8 @@ mod tests {
                     (principal, policies),
                     latency,
                 )| CallRecord {
-                    upstream_name,
-                    upstream_url,
+                    upstream_name: upstream_name.map(Arc::from),
+                    upstream_url: upstream_url.map(Arc::from),
                     identity: identity.map(|(fingerprints, spiffe_id, pin, pinned_backup)| {
                         ObservedIdentity {
                             fingerprints,

@@ -54,7 +54,7 @@ mod upstreams;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use catalog_store::{Catalog, CatalogEntry};
 use serde_json::{Map, Value};
@@ -201,8 +201,8 @@ pub struct Router {
     catalog: Catalog,
     /// One per distinct server of the catalog.
     routes: Vec<Route>,
-    /// Each catalog tool name's index in `routes`.
-    route_of_tool: HashMap<String, usize>,
+    /// Each catalog tool name's route.
+    route_of_tool: HashMap<String, ToolRoute>,
     audit: Arc<AuditLog>,
     /// `toolgate serve --metrics`; `None` measures nothing.
     metrics: Option<Arc<Metrics>>,
@@ -217,6 +217,19 @@ struct Route {
     upstream: Upstream,
     /// Its live definitions: the listing cache the definition check reads.
     definitions: LiveDefinitions<UpstreamError>,
+    /// The upstream's URL, shared by the audit records of its calls.
+    url: Arc<str>,
+}
+
+/// Where a catalog tool goes, and its names as its audit records share them (no copy per call).
+#[derive(Debug)]
+struct ToolRoute {
+    /// Its index in `routes`.
+    route: usize,
+    /// The catalog `tool_name`.
+    tool: Arc<str>,
+    /// The name the upstream serves it under.
+    upstream_name: Arc<str>,
 }
 
 impl Router {
@@ -245,8 +258,21 @@ impl Router {
         let routes = upstreams
             .into_iter()
             .map(|upstream| Route {
+                url: Arc::from(upstream.url()),
                 upstream,
                 definitions: LiveDefinitions::with_wait_limit(options.freshness, wait_limit),
+            })
+            .collect();
+        let route_of_tool = route_of_tool
+            .into_iter()
+            .filter_map(|(tool, route)| {
+                let entry = catalog.lookup(&tool)?;
+                let names = ToolRoute {
+                    route,
+                    tool: Arc::from(entry.tool_name()),
+                    upstream_name: Arc::from(entry.upstream_name()),
+                };
+                Some((tool, names))
             })
             .collect();
         Ok(Router {
@@ -340,7 +366,7 @@ impl Router {
         let started = Instant::now();
         // The label is the catalog's own name, never the client's text for a tool it lacks.
         let (tool, upstream) = match self.route(&call.tool) {
-            Some((entry, upstream, _)) => (entry.tool_name(), upstream.url()),
+            Some((entry, route, _)) => (entry.tool_name(), route.upstream.url()),
             None => (metrics::UNKNOWN_TOOL, ""),
         };
         let result = self.call_tool_unmeasured(call).await;
@@ -392,15 +418,30 @@ impl Router {
         let arguments = arguments_value
             .as_ref()
             .map(|arguments| self.audit.carried_arguments_digest(arguments));
+        let routed = self.route(&tool);
+        // Every member written out (not `..CallRecord::new`): no default principal made only to
+        // be replaced.
         let base = CallRecord {
+            tool: routed.map_or_else(
+                || Arc::from(tool.as_str()),
+                |(_, _, names)| names.tool.clone(),
+            ),
+            upstream_name: None,
+            upstream_url: None,
+            identity: None,
+            expected_definition: None,
+            observed_definition: None,
+            decision: Decision::Allowed,
+            detail: String::new(),
             arguments,
             session_id,
             request_id,
             principal: principal.to_string(),
-            ..CallRecord::new(tool.clone(), Decision::Allowed)
+            policies: None,
+            latency: Duration::ZERO,
         };
 
-        let Some((entry, upstream, definitions)) = self.route(&tool) else {
+        let Some((entry, route, names)) = routed else {
             let denial = Denial {
                 reason: DenialReason::ToolNotInCatalog,
                 tool: tool.clone(),
@@ -415,6 +456,7 @@ impl Router {
             };
             return Err(self.deny(denial, base, None, started).await);
         };
+        let (upstream, definitions) = (&route.upstream, &route.definitions);
         let expected = entry.definition_hash();
         let decision = self
             .policy
@@ -422,8 +464,8 @@ impl Router {
             .map(|policy| policy.decide(&principal, entry, protocol.as_deref().unwrap_or("")));
         let base = CallRecord {
             policies: decision.as_ref().map(|decision| decision.policies.clone()),
-            upstream_name: Some(entry.upstream_name().to_owned()),
-            upstream_url: Some(upstream.url().to_owned()),
+            upstream_name: Some(names.upstream_name.clone()),
+            upstream_url: Some(route.url.clone()),
             expected_definition: Some(expected),
             ..base
         };
@@ -619,13 +661,11 @@ impl Router {
         }
     }
 
-    fn route(
-        &self,
-        tool: &str,
-    ) -> Option<(&CatalogEntry, &Upstream, &LiveDefinitions<UpstreamError>)> {
+    fn route(&self, tool: &str) -> Option<(&CatalogEntry, &Route, &ToolRoute)> {
         let entry = self.catalog.lookup(tool)?;
-        let route = self.routes.get(*self.route_of_tool.get(tool)?)?;
-        Some((entry, &route.upstream, &route.definitions))
+        let names = self.route_of_tool.get(tool)?;
+        let route = self.routes.get(names.route)?;
+        Some((entry, route, names))
     }
 
     async fn record(&self, record: CallRecord, tool: &str) -> Result<(), AuditUnavailable> {
