@@ -10,7 +10,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use toolgate::mcp::ProtocolVersion;
 use toolgate_testkit::{DemoIdentity, DemoUpstream, DemoUpstreamConfig};
 
-use crate::e2e_support::{Harness, Setup, assert_refused_in_the_handshake, call_entries, run};
+use crate::e2e_support::{
+    Harness, ServeProcess, Setup, assert_refused_in_the_handshake, call_entries, run, temp_dir,
+};
 
 /// An ordinary rustls client (resumption on, as rustls' default is) trusting the demo CA: what
 /// the gateway would be without `server_identity::client_config`.
@@ -165,5 +167,64 @@ fn the_audit_names_the_connection_that_carried_the_call_and_a_backup_pin_it_matc
             assert_eq!(entry["identity"]["pinned_backup"], backup_text.as_str());
         }
         harness.stop().await;
+    });
+}
+
+/// A backup pin matched is a rotation under way: `toolgate serve` says so at warn, naming the
+/// upstream and the backup, so that the operator updates the catalog's primary.
+#[test]
+fn serve_warns_when_the_upstream_presents_a_backup_pin() {
+    run(async {
+        let primary = DemoIdentity::generate().unwrap();
+        let backup = DemoIdentity::generate().unwrap();
+        let mut config = DemoUpstreamConfig::new();
+        config.identity(backup.clone());
+        let upstream = DemoUpstream::start(&config).await.unwrap();
+        let mut setup = Setup::new();
+        setup.pinned = vec![("demo.echo".to_owned(), "echo".to_owned())];
+        setup.server = Some(json!({
+            "url": upstream.url(),
+            "tls_fingerprint": primary.spki_fingerprint().to_string(),
+            "backup_fingerprints": [backup.spki_fingerprint().to_string()],
+            "rotation_mode": "key-pinned",
+            "tls_trust": "pin",
+        }));
+        let harness = Harness::start_with(upstream, setup).await;
+        let catalog_json = harness.catalog_json.clone();
+        let (upstream, _, _) = harness.stop().await;
+        let dir = temp_dir("backup-warn");
+        let catalog = dir.join("catalog.json");
+        std::fs::write(&catalog, catalog_json.to_string()).unwrap();
+        let mut serve = ServeProcess::spawn(&catalog, &dir.join("audit.jsonl"), &[]);
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
+        let answer = client.call_tool("demo.echo", json!({"text": "a"})).await;
+        assert!(answer.unwrap().is_ok());
+
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        let warned: Vec<&str> = stderr
+            .lines()
+            .filter(|line| line.contains("presented a backup fingerprint"))
+            .collect();
+        assert!(!warned.is_empty(), "{stderr}");
+        for line in warned {
+            assert!(line.contains("WARN"), "{line}");
+            assert!(
+                line.contains(
+                    "the upstream presented a backup fingerprint, not the primary \
+                     tls_fingerprint; update the catalog's primary once the rotation is complete"
+                ),
+                "{line}"
+            );
+            assert!(
+                line.contains(&format!("upstream={}", upstream.url())),
+                "{line}"
+            );
+            assert!(
+                line.contains(&format!("backup={}", backup.spki_fingerprint())),
+                "{line}"
+            );
+        }
+        drop(upstream);
     });
 }

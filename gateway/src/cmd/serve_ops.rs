@@ -22,9 +22,14 @@ pub(crate) enum LogFormat {
 pub(crate) fn init_logging_as(format: LogFormat) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    // Colours only for a person at a terminal: a log file, a pipe or journald gets plain text
+    // (escape codes there hide the very fields one greps for), and NO_COLOR turns them off.
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty());
     let builder = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(ansi)
         .with_target(false);
     let _ = match format {
         LogFormat::Text => builder.try_init(),
