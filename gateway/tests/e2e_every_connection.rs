@@ -116,28 +116,40 @@ fn n_calls_are_n_full_handshakes_and_a_new_key_behind_old_tickets_is_refused() {
     });
 }
 
+/// A gateway pinning `demo.echo` to a primary key and a backup, in front of an upstream that
+/// presents the backup (a rotation under way); `adjust` sets the gateway's options. Returns the
+/// primary, the backup and the running harness.
+async fn presenting_the_backup(
+    adjust: impl FnOnce(&mut Setup),
+) -> (DemoIdentity, DemoIdentity, Harness) {
+    let primary = DemoIdentity::generate().unwrap();
+    let backup = DemoIdentity::generate().unwrap();
+    let mut config = DemoUpstreamConfig::new();
+    config.identity(backup.clone());
+    let upstream = DemoUpstream::start(&config).await.unwrap();
+    let mut setup = Setup::new();
+    setup.pinned = vec![("demo.echo".to_owned(), "echo".to_owned())];
+    adjust(&mut setup);
+    setup.server = Some(json!({
+        "url": upstream.url(),
+        "tls_fingerprint": primary.spki_fingerprint().to_string(),
+        "backup_fingerprints": [backup.spki_fingerprint().to_string()],
+        "rotation_mode": "key-pinned",
+        "tls_trust": "pin",
+    }));
+    (primary, backup, Harness::start_with(upstream, setup).await)
+}
+
 #[test]
 fn the_audit_names_the_connection_that_carried_the_call_and_a_backup_pin_it_matched() {
     run(async {
-        let primary = DemoIdentity::generate().unwrap();
-        let backup = DemoIdentity::generate().unwrap();
-        let mut config = DemoUpstreamConfig::new();
-        config.identity(backup.clone());
-        let upstream = DemoUpstream::start(&config).await.unwrap();
-        let mut setup = Setup::new();
-        setup.pinned = vec![("demo.echo".to_owned(), "echo".to_owned())];
-        // One idle connection kept: the next call's own connection comes from the pool, its
-        // listing's is new.
-        setup.upstream_options.max_idle_connections = 1;
-        setup.upstream_options.listen_for_notifications = false;
-        setup.server = Some(json!({
-            "url": upstream.url(),
-            "tls_fingerprint": primary.spki_fingerprint().to_string(),
-            "backup_fingerprints": [backup.spki_fingerprint().to_string()],
-            "rotation_mode": "key-pinned",
-            "tls_trust": "pin",
-        }));
-        let harness = Harness::start_with(upstream, setup).await;
+        let (primary, backup, harness) = presenting_the_backup(|setup| {
+            // One idle connection kept: the next call's own connection comes from the pool,
+            // its listing's is new.
+            setup.upstream_options.max_idle_connections = 1;
+            setup.upstream_options.listen_for_notifications = false;
+        })
+        .await;
         let controls = harness.upstream.controls();
         let mut client = harness.client(ProtocolVersion::V2026_07_28).await;
         let answer = client.call_tool("demo.echo", json!({"text": "a"})).await;
@@ -175,21 +187,7 @@ fn the_audit_names_the_connection_that_carried_the_call_and_a_backup_pin_it_matc
 #[test]
 fn serve_warns_when_the_upstream_presents_a_backup_pin() {
     run(async {
-        let primary = DemoIdentity::generate().unwrap();
-        let backup = DemoIdentity::generate().unwrap();
-        let mut config = DemoUpstreamConfig::new();
-        config.identity(backup.clone());
-        let upstream = DemoUpstream::start(&config).await.unwrap();
-        let mut setup = Setup::new();
-        setup.pinned = vec![("demo.echo".to_owned(), "echo".to_owned())];
-        setup.server = Some(json!({
-            "url": upstream.url(),
-            "tls_fingerprint": primary.spki_fingerprint().to_string(),
-            "backup_fingerprints": [backup.spki_fingerprint().to_string()],
-            "rotation_mode": "key-pinned",
-            "tls_trust": "pin",
-        }));
-        let harness = Harness::start_with(upstream, setup).await;
+        let (_, backup, harness) = presenting_the_backup(|_| {}).await;
         let catalog_json = harness.catalog_json.clone();
         let (upstream, _, _) = harness.stop().await;
         let dir = temp_dir("backup-warn");
