@@ -16,7 +16,7 @@ use super::options::LocalOptions;
 use super::stderr::StderrCounts;
 use crate::definition_check::{ToolsPage, ToolsPageError};
 use crate::mcp::{self, Generation, ProtocolVersion, RawJson};
-use crate::upstream::request_body::{CLIENT_NAME, WrittenRequest};
+use crate::upstream::request_body::{WrittenRequest, client_info};
 use crate::upstream::{TimeoutPhase, UpstreamError};
 
 /// The protocol state agreed with the running child.
@@ -614,10 +614,6 @@ fn supports_2026(versions: Option<&Value>) -> bool {
 fn backoff(first: Duration, max: Duration, failures: u32) -> Duration {
     let doublings = failures.saturating_sub(1).min(20);
     first.saturating_mul(1 << doublings).min(max)
-}
-
-fn client_info() -> Value {
-    json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
 }
 
 #[cfg(test)]

@@ -18,7 +18,7 @@ use super::identity::ObservedIdentity;
 use super::listener;
 use super::names;
 use super::options::UpstreamOptions;
-use super::request_body::{CLIENT_NAME, WrittenRequest};
+use super::request_body::{WrittenRequest, client_info};
 use super::transport::{Answer, Outgoing, Transport};
 use crate::definition_check::{ToolsPage, ToolsPageError};
 use crate::mcp::{
@@ -923,10 +923,6 @@ pub(super) fn headers(
         }
     }
     headers
-}
-
-fn client_info() -> Value {
-    json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
 }
 
 /// A header whose value is one of this program's constants (versions, method names), not

@@ -18,6 +18,12 @@ use crate::mcp::{self, ProtocolVersion, RawJson};
 /// The client's name in `clientInfo`.
 pub(crate) const CLIENT_NAME: &str = "toolgate";
 
+/// `clientInfo` as a value, for the requests still built as values (`initialize`, the
+/// 2026-07-28 listener's envelope); the requests written as bytes write the same members.
+pub(crate) fn client_info() -> Value {
+    serde_json::json!({"name": CLIENT_NAME, "version": env!("CARGO_PKG_VERSION")})
+}
+
 /// A request written as bytes: those every call makes, and the probe made at each start of a
 /// local server.
 #[derive(Debug, Clone, Copy)]
