@@ -59,10 +59,7 @@ fn n_calls_are_n_full_handshakes_and_a_new_key_behind_old_tickets_is_refused() {
         one_exchange(&ordinary, harness.upstream.address()).await;
         assert_eq!(controls.handshakes_resumed(), 1);
 
-        let upstream_client = harness.gateway.router().upstreams()[0]
-            .network()
-            .unwrap()
-            .clone();
+        let upstream_client = harness.network_upstream();
         let handshakes_before = controls.handshakes_completed();
         let made_before = upstream_client.connections_made();
         let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
@@ -160,10 +157,7 @@ fn the_audit_names_the_connection_that_carried_the_call_and_a_backup_pin_it_matc
         controls.present_identity(&primary).unwrap();
         let answer = client.call_tool("demo.echo", json!({"text": "b"})).await;
         assert!(answer.unwrap().is_ok());
-        let upstream_client = harness.gateway.router().upstreams()[0]
-            .network()
-            .unwrap()
-            .clone();
+        let upstream_client = harness.network_upstream();
         let newest = upstream_client.observed_identity().unwrap();
         assert_eq!(newest.spki_sha256, Some(primary.spki_fingerprint()));
 

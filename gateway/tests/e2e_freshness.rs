@@ -84,10 +84,7 @@ fn max_age_reuses_a_listing_until_list_changed_invalidates_it() {
         assert_eq!(controls.method_count("tools/list") - before, 1);
 
         // ...but list_changed invalidates it at once.
-        let upstream_client = harness.gateway.router().upstreams()[0]
-            .network()
-            .unwrap()
-            .clone();
+        let upstream_client = harness.network_upstream();
         let generation = *upstream_client.invalidations().borrow();
         controls.notify_tools_changed();
         eventually("the gateway hearing list_changed", || {
@@ -158,10 +155,7 @@ fn max_age_listing_is_invalidated_by_a_new_connection(mut setup: Setup, http2: b
         // The upstream drops every connection: the next call reconnects, and a reconnect may
         // have missed notifications, so the cached listing must not be trusted. The connection
         // is made before the definition decision, so the very next call is checked afresh.
-        let upstream_client = harness.gateway.router().upstreams()[0]
-            .network()
-            .unwrap()
-            .clone();
+        let upstream_client = harness.network_upstream();
         let generation = *upstream_client.invalidations().borrow();
         let lists_before = controls.method_count("tools/list");
         let calls_before = controls.method_count("tools/call");

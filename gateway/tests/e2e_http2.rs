@@ -21,10 +21,7 @@ fn concurrent_calls_share_one_http2_connection_and_a_new_key_is_refused_on_the_n
         setup.upstream_options.listen_for_notifications = false;
         let harness = Harness::start(setup).await;
         let controls = harness.upstream.controls();
-        let upstream_client = harness.gateway.router().upstreams()[0]
-            .network()
-            .unwrap()
-            .clone();
+        let upstream_client = harness.network_upstream();
         // The harness pinned the upstream over a connection of its own.
         let handshakes_before = controls.handshakes_completed();
         let mut first = harness.client(ProtocolVersion::V2026_07_28).await;

@@ -179,6 +179,15 @@ impl Harness {
         }
     }
 
+    /// The gateway's client of its (first) network upstream: its connections, invalidations
+    /// and the identity it observed.
+    pub fn network_upstream(&self) -> toolgate::upstream::UpstreamClient {
+        self.gateway.router().upstreams()[0]
+            .network()
+            .unwrap()
+            .clone()
+    }
+
     /// A connected client of the gateway speaking `version`.
     pub async fn client(&self, version: ProtocolVersion) -> GatewayClient {
         let mut client = GatewayClient::new(&self.url, version);
