@@ -116,7 +116,7 @@ impl Catalog {
             errors,
         };
         let document = match threads {
-            #[cfg(test)]
+            #[cfg(any(test, feature = "reference-loader"))]
             Threads::One => jcs_digest::parse_strict(bytes).map(DocumentRead::from_value),
             _ => DocumentRead::read(bytes),
         }

@@ -185,7 +185,7 @@ impl<'a> DefinitionRead<'a> {
 
     /// What [`read`](Self::read) gives for the bytes `value` was parsed from: the tree loader's
     /// path, the reference the streaming one is tested against.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "reference-loader"))]
     pub(crate) fn from_value(value: Value, canonical: &mut Vec<u8>) -> DefinitionRead<'static> {
         let Value::Object(object) = value else {
             return DefinitionRead::Other(JsonType::of_value(&value));

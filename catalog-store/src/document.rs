@@ -72,7 +72,7 @@ impl<'a> DocumentRead<'a> {
     /// What [`read`](Self::read) gives for the bytes `document` was parsed from
     /// ([`jcs_digest::parse_strict`]): the tree loader's path, the reference the streaming
     /// one is tested against.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "reference-loader"))]
     pub(crate) fn from_value(document: Value) -> DocumentRead<'static> {
         let elements = |elements: Vec<Value>| -> Vec<ElementRead<'static>> {
             elements.into_iter().map(ElementRead::from_value).collect()
@@ -135,7 +135,7 @@ impl<'a> ElementRead<'a> {
         }
     }
 
-    #[cfg(test)]
+    #[cfg(any(test, feature = "reference-loader"))]
     fn from_value(element: Value) -> ElementRead<'static> {
         let Value::Object(mut members) = element else {
             return ElementRead::NotAnObject(JsonType::of_value(&element));

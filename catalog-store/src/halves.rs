@@ -6,12 +6,12 @@
 pub(crate) enum Threads {
     /// One thread, and the tree reader's `parse_strict` for the whole file: the reference
     /// the two-thread path is tested against.
-    #[cfg(test)]
+    #[cfg(any(test, feature = "reference-loader"))]
     One,
     /// A second thread for a large catalog, when the machine has more than one CPU.
     UpToTwo,
     /// Two threads whatever the size (tests of the halves' boundaries).
-    #[cfg(test)]
+    #[cfg(any(test, feature = "reference-loader"))]
     Two,
 }
 
@@ -21,13 +21,13 @@ const SPLIT_FROM: usize = 64;
 impl Threads {
     fn split(self, items: usize) -> bool {
         match self {
-            #[cfg(test)]
+            #[cfg(any(test, feature = "reference-loader"))]
             Threads::One => false,
             Threads::UpToTwo => {
                 items >= SPLIT_FROM
                     && std::thread::available_parallelism().is_ok_and(|cpus| cpus.get() > 1)
             }
-            #[cfg(test)]
+            #[cfg(any(test, feature = "reference-loader"))]
             Threads::Two => items >= 2,
         }
     }

@@ -89,6 +89,8 @@ mod location;
 mod measurement;
 mod members;
 mod printable;
+#[cfg(any(test, feature = "reference-loader"))]
+pub mod reference;
 mod schema;
 mod server;
 mod upstream_url;

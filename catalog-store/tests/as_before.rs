@@ -494,6 +494,16 @@ fn machine_outcome(result: &Result<Catalog, CatalogLoadError>) -> String {
 #[test]
 fn every_case_loads_as_it_did_with_the_tree_loader() {
     let corpus = corpus();
+    // Seeds for the fuzz_catalog target (catalog-store's README).
+    if let Some(dir) = std::env::var_os("AS_BEFORE_DUMP") {
+        for (index, (_, bytes)) in corpus.iter().enumerate() {
+            std::fs::write(
+                std::path::Path::new(&dir).join(format!("case-{index:04}.json")),
+                bytes,
+            )
+            .unwrap();
+        }
+    }
     let computed: BTreeMap<String, String> = corpus
         .iter()
         .map(|(name, bytes)| {

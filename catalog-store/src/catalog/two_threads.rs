@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 use super::Catalog;
 use crate::error::CatalogLoadError;
 use crate::halves::Threads;
+use crate::reference::{disagreement, outcome};
 
 /// Entries enough for over a MiB of catalog, compact too (about 2.2 KiB each).
 const ENTRIES: usize = 520;
@@ -31,37 +32,13 @@ fn object_form(entries: &[Value]) -> Vec<u8> {
     serde_json::to_vec_pretty(&json!({"catalog_version": "v", "entries": entries})).unwrap()
 }
 
-/// Everything a load gives, in a form to compare (a `Catalog`'s index is a `HashMap`, so it is
-/// compared through `lookup`).
-fn outcome(result: &Result<Catalog, CatalogLoadError>) -> String {
-    match result {
-        Ok(catalog) => {
-            for (index, entry) in catalog.entries().iter().enumerate() {
-                let found = catalog.lookup(entry.tool_name()).unwrap();
-                assert!(std::ptr::eq(found, &catalog.entries()[index]));
-            }
-            format!(
-                "{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
-                catalog.catalog_version(),
-                catalog.entries(),
-                catalog.servers(),
-                catalog.warnings(),
-                catalog.measurement()
-            )
-        }
-        Err(error) => format!("{error:?}\n{error}"),
-    }
-}
-
-/// Loads `bytes` both ways and asserts the same outcome; returns it.
+/// Loads `bytes` every way and asserts the same outcome; returns the two-thread load.
 #[track_caller]
 fn agree(bytes: &[u8]) -> Result<Catalog, CatalogLoadError> {
-    let reference = Catalog::from_bytes_with(bytes, None, Threads::One);
-    let two = Catalog::from_bytes_with(bytes, None, Threads::Two);
-    assert_eq!(outcome(&two), outcome(&reference));
-    let auto = Catalog::from_bytes_with(bytes, None, Threads::UpToTwo);
-    assert_eq!(outcome(&auto), outcome(&reference));
-    two
+    if let Some(disagreement) = disagreement(bytes) {
+        panic!("{disagreement}");
+    }
+    Catalog::from_bytes_with(bytes, None, Threads::Two)
 }
 
 /// The errors of a load that must fail, as text.
