@@ -21,7 +21,9 @@ use serde_json::{Map, Value};
 
 use super::error_codes;
 use crate::raw::RawJson;
-use crate::well_formed::{DEFAULT_MAX_DEPTH, WellFormedError, object_members};
+use crate::well_formed::{
+    DEFAULT_MAX_DEPTH, ObjectMembers, WellFormedError, object_members_and_nested,
+};
 
 /// A request id: MCP allows a string or an integer (never `null` in a request).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -338,14 +340,16 @@ impl Message {
                 offset: error.valid_up_to(),
             }))
         })?;
-        let members = match object_members(text, DEFAULT_MAX_DEPTH) {
-            Ok(Some(members)) => members,
-            Ok(None) if text.trim_start().starts_with('[') => {
-                return Err(parse_error(MessageErrorKind::Batch));
-            }
-            Ok(None) => return Err(parse_error(MessageErrorKind::NotAnObject)),
-            Err(error) => return Err(parse_error(MessageErrorKind::WellFormed(error))),
-        };
+        // `params`' members are found in the same pass (a `tools/call` reads them one by one).
+        let (members, params_members) =
+            match object_members_and_nested(text, DEFAULT_MAX_DEPTH, "params") {
+                Ok(Some(ObjectMembers { members, nested })) => (members, nested),
+                Ok(None) if text.trim_start().starts_with('[') => {
+                    return Err(parse_error(MessageErrorKind::Batch));
+                }
+                Ok(None) => return Err(parse_error(MessageErrorKind::NotAnObject)),
+                Err(error) => return Err(parse_error(MessageErrorKind::WellFormed(error))),
+            };
         let strict = |span: std::ops::Range<usize>, within: &str| {
             jcs_digest::parse_strict(within[span].as_bytes())
                 .map_err(|error| parse_error(MessageErrorKind::Json(error)))
@@ -380,15 +384,15 @@ impl Message {
             interpreted.method.as_ref().and_then(Value::as_str) == Some(crate::methods::TOOLS_CALL);
         let mut arguments = None;
         if let Some(span) = params_span {
-            let params_text = &text[span.clone()];
-            match object_members(params_text, DEFAULT_MAX_DEPTH) {
-                Ok(Some(members)) if is_call => {
+            match params_members {
+                // The member ranges are in `text` (checked with the message).
+                Some(members) if is_call => {
                     let mut params = Map::new();
                     for (name, inner) in members {
                         if name == "arguments" {
-                            arguments = Some(RawJson::trusted(&params_text[inner]));
+                            arguments = Some(RawJson::trusted(&text[inner]));
                         } else {
-                            let value = strict(inner, params_text)?;
+                            let value = strict(inner, text)?;
                             params.insert(name.into_owned(), value);
                         }
                     }
