@@ -91,8 +91,9 @@ pub struct CallRecord {
     pub upstream_name: Option<Arc<str>>,
     /// The pinned upstream's URL, when the tool is in the catalog.
     pub upstream_url: Option<Arc<str>>,
-    /// What the upstream presented, when known.
-    pub identity: Option<ObservedIdentity>,
+    /// What the upstream presented, when known; shared: every call on one connection records
+    /// the same identity (made once per connection, not per call).
+    pub identity: Option<Arc<ObservedIdentity>>,
     /// The approved `definition_hash`, when the tool is in the catalog.
     pub expected_definition: Option<Digest>,
     /// The digest of the live definition, when the upstream served one that could be digested.
@@ -329,12 +330,12 @@ mod tests {
         let record = CallRecord {
             upstream_name: Some("echo".into()),
             upstream_url: Some("https://127.0.0.1:1/mcp".into()),
-            identity: Some(ObservedIdentity {
+            identity: Some(Arc::new(ObservedIdentity {
                 fingerprints: vec!["SHA256:ab".into()],
                 spiffe_id: None,
                 pin: Some("backup"),
                 pinned_backup: Some("SHA256:ab".into()),
-            }),
+            })),
             expected_definition: Some(Digest::of(b"a")),
             detail: "ok".into(),
             request_id: Some(json!(3)),
@@ -513,12 +514,12 @@ mod tests {
                     upstream_name: upstream_name.map(Arc::from),
                     upstream_url: upstream_url.map(Arc::from),
                     identity: identity.map(|(fingerprints, spiffe_id, pin, pinned_backup)| {
-                        ObservedIdentity {
+                        Arc::new(ObservedIdentity {
                             fingerprints,
                             spiffe_id,
                             pin,
                             pinned_backup,
-                        }
+                        })
                     }),
                     expected_definition: expected.then(|| Digest::of(b"expected")),
                     observed_definition: observed.then(|| Digest::of(b"observed")),
