@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use crate::audit::arguments::ArgumentsDigest;
 use crate::audit::members::EntryMembers;
-use crate::audit::time::rfc3339_utc;
 pub use crate::denial::DenialReason;
 
 /// The outcome of one `tools/call`, as the audit entry's `decision` member writes it.
@@ -173,7 +172,7 @@ const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// The members of a decision entry after `seq` and before `prev`, in the order a line shows them.
 pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> EntryMembers {
     let mut members = EntryMembers::new();
-    members.text("time", &rfc3339_utc(time), usize::MAX);
+    members.time("time", time);
     members.text("event", EVENT_CALL, usize::MAX);
     members.text("principal", &record.principal, MAX_URL);
     members.text("tool", &record.tool, MAX_NAME);
@@ -197,8 +196,14 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> EntryMember
     members.digest("observed_definition", record.observed_definition.as_ref());
     members.text("decision", record.decision.as_str(), usize::MAX);
     members.text("detail", &record.detail, MAX_DETAIL);
-    let arguments_digest = record.arguments.as_ref().and_then(ArgumentsDigest::text);
-    members.optional_text("arguments_digest", arguments_digest.as_deref(), usize::MAX);
+    match &record.arguments {
+        // Written in place, as `ArgumentsDigest::text` would spell it.
+        Some(ArgumentsDigest::Sha256(digest)) => members.digest("arguments_digest", Some(digest)),
+        other => {
+            let text = other.as_ref().and_then(ArgumentsDigest::text);
+            members.optional_text("arguments_digest", text.as_deref(), usize::MAX);
+        }
+    }
     // Only under a policy, so entries without one read as before.
     if let Some(policies) = &record.policies {
         let ids = policies.iter().take(MAX_FINGERPRINTS).map(String::as_str);
@@ -227,7 +232,7 @@ pub(crate) fn started_members(
     replica: Option<&str>,
 ) -> EntryMembers {
     let mut members = EntryMembers::new();
-    members.text("time", &rfc3339_utc(time), usize::MAX);
+    members.time("time", time);
     members.text("event", EVENT_STARTED, usize::MAX);
     members.digest("catalog", Some(catalog));
     members.digest("previous_catalog", previous_catalog);
@@ -247,7 +252,7 @@ pub(crate) fn catalog_loaded_members(
     previous_catalog: &Digest,
 ) -> EntryMembers {
     let mut members = EntryMembers::new();
-    members.text("time", &rfc3339_utc(time), usize::MAX);
+    members.time("time", time);
     members.text("event", EVENT_CATALOG_LOADED, usize::MAX);
     members.digest("catalog", Some(catalog));
     members.digest("previous_catalog", Some(previous_catalog));
@@ -283,6 +288,7 @@ mod tests {
 
     use super::*;
     use crate::audit::members::bounded;
+    use crate::audit::time::rfc3339_utc;
 
     #[test]
     fn decisions_round_trip_through_their_strings() {
