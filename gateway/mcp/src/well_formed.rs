@@ -158,7 +158,7 @@ struct Nested<'a> {
     members: Option<Vec<Member<'a>>>,
     /// The one whose value is being read.
     member: Option<(Cow<'a, str>, usize)>,
-    /// Whether its object is the innermost open container but for what its values open.
+    /// Whether its object is the open container at depth 2 (its members are being read).
     open: bool,
 }
 
