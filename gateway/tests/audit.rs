@@ -182,11 +182,11 @@ fn a_decision_entry_records_every_member_in_reading_order() {
             .record(CallRecord {
                 upstream_name: Some("ask_wiki_question".into()),
                 upstream_url: Some("https://127.0.0.1:8443/mcp".into()),
-                identity: Some(ObservedIdentity {
+                identity: Some(Arc::new(ObservedIdentity {
                     fingerprints: vec![format!("SHA256:{}", "ab".repeat(32))],
                     spiffe_id: Some("spiffe://example.org/wiki".to_owned()),
                     ..ObservedIdentity::default()
-                }),
+                })),
                 expected_definition: Some(expected),
                 observed_definition: Some(observed),
                 detail: "the live definition changed".to_owned(),

@@ -21,7 +21,9 @@ use serde_json::{Map, Value};
 
 use super::error_codes;
 use crate::raw::RawJson;
-use crate::well_formed::{DEFAULT_MAX_DEPTH, WellFormedError, object_members};
+use crate::well_formed::{
+    DEFAULT_MAX_DEPTH, ObjectMembers, WellFormedError, object_members_and_nested,
+};
 
 /// A request id: MCP allows a string or an integer (never `null` in a request).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -338,14 +340,16 @@ impl Message {
                 offset: error.valid_up_to(),
             }))
         })?;
-        let members = match object_members(text, DEFAULT_MAX_DEPTH) {
-            Ok(Some(members)) => members,
-            Ok(None) if text.trim_start().starts_with('[') => {
-                return Err(parse_error(MessageErrorKind::Batch));
-            }
-            Ok(None) => return Err(parse_error(MessageErrorKind::NotAnObject)),
-            Err(error) => return Err(parse_error(MessageErrorKind::WellFormed(error))),
-        };
+        // `params`' members are found in the same pass (a `tools/call` reads them one by one).
+        let (members, params_members) =
+            match object_members_and_nested(text, DEFAULT_MAX_DEPTH, "params") {
+                Ok(Some(ObjectMembers { members, nested })) => (members, nested),
+                Ok(None) if text.trim_start().starts_with('[') => {
+                    return Err(parse_error(MessageErrorKind::Batch));
+                }
+                Ok(None) => return Err(parse_error(MessageErrorKind::NotAnObject)),
+                Err(error) => return Err(parse_error(MessageErrorKind::WellFormed(error))),
+            };
         let strict = |span: std::ops::Range<usize>, within: &str| {
             jcs_digest::parse_strict(within[span].as_bytes())
                 .map_err(|error| parse_error(MessageErrorKind::Json(error)))
@@ -380,15 +384,15 @@ impl Message {
             interpreted.method.as_ref().and_then(Value::as_str) == Some(crate::methods::TOOLS_CALL);
         let mut arguments = None;
         if let Some(span) = params_span {
-            let params_text = &text[span.clone()];
-            match object_members(params_text, DEFAULT_MAX_DEPTH) {
-                Ok(Some(members)) if is_call => {
+            match params_members {
+                // The member ranges are in `text` (checked with the message).
+                Some(members) if is_call => {
                     let mut params = Map::new();
                     for (name, inner) in members {
                         if name == "arguments" {
-                            arguments = Some(RawJson::trusted(&params_text[inner]));
+                            arguments = Some(RawJson::trusted(&text[inner]));
                         } else {
-                            let value = strict(inner, params_text)?;
+                            let value = strict(inner, text)?;
                             params.insert(name.into_owned(), value);
                         }
                     }
@@ -504,6 +508,25 @@ impl Message {
     /// a `tools/call`'s `arguments`) exactly as they are held. Written into one buffer sized
     /// for the pass-through parts, with no intermediate strings.
     pub fn to_vec(&self) -> Vec<u8> {
+        // A result answering a numeric id (every call's answer) is sized exactly: a buffer
+        // whose length is its capacity becomes `Bytes` without another allocation.
+        if let Message::Response(Response {
+            id: Some(RequestId::Number(number)),
+            payload: ResponsePayload::Result(result),
+        }) = self
+        {
+            const HEAD: &[u8] = b"{\"id\":";
+            const MIDDLE: &[u8] = b",\"jsonrpc\":\"2.0\",\"result\":";
+            let length =
+                HEAD.len() + decimal_length(*number) + MIDDLE.len() + result.as_str().len() + 1;
+            let mut out = Vec::with_capacity(length);
+            out.extend_from_slice(HEAD);
+            push_number(&mut out, *number);
+            out.extend_from_slice(MIDDLE);
+            out.extend_from_slice(result.as_bytes());
+            out.push(b'}');
+            return out;
+        }
         let carried = match self {
             Message::Request(request) => request
                 .arguments
@@ -585,6 +608,19 @@ fn push_string(out: &mut Vec<u8>, text: &str) {
 fn push_value(out: &mut Vec<u8>, value: &Value) {
     // A `Value` always serializes (its member names are strings).
     let _ = serde_json::to_writer(&mut *out, &Sorted(value));
+}
+
+/// How many bytes `number` takes in decimal (with its sign).
+fn decimal_length(number: i64) -> usize {
+    let mut length = usize::from(number < 0);
+    let mut rest = number.unsigned_abs();
+    loop {
+        length += 1;
+        rest /= 10;
+        if rest == 0 {
+            return length;
+        }
+    }
 }
 
 fn push_number(out: &mut Vec<u8>, number: i64) {
@@ -669,6 +705,36 @@ mod tests {
 
     fn read(text: &str) -> Result<Message, MessageError> {
         Message::from_slice(text.as_bytes())
+    }
+
+    #[test]
+    fn a_result_is_written_into_a_buffer_of_its_exact_length() {
+        let result =
+            RawJson::from_slice(r#"{"content":[{"type":"text","text":"é"}],"n":1E+2}"#.as_bytes())
+                .unwrap();
+        for id in [
+            0,
+            7,
+            -1,
+            10,
+            99,
+            100,
+            -100,
+            9_007_199_254_740_991,
+            i64::MAX,
+            i64::MIN,
+        ] {
+            let bytes =
+                Message::Response(Response::result(RequestId::Number(id), result.clone())).to_vec();
+            assert_eq!(
+                String::from_utf8(bytes.clone()).unwrap(),
+                format!(
+                    r#"{{"id":{id},"jsonrpc":"2.0","result":{}}}"#,
+                    result.as_str()
+                )
+            );
+            assert_eq!(bytes.capacity(), bytes.len(), "id {id}");
+        }
     }
 
     #[test]

@@ -81,14 +81,21 @@ impl RawJson {
         if has_it {
             return self.clone();
         }
-        let member = format!("{}:{}", Sorted(&Value::from(name)), Sorted(value));
+        // One buffer, written in place (this runs on every 2026-07-28 answer): `{`, the
+        // member, a comma unless the object was empty, the rest as it was.
         let rest = self.0[1..].trim_start_matches([' ', '\t', '\n', '\r']);
-        let text = if rest.starts_with('}') {
-            format!("{{{member}{rest}")
-        } else {
-            format!("{{{member},{rest}")
-        };
-        RawJson(Arc::from(text))
+        let mut text = Vec::with_capacity(self.0.len() + name.len() + 32);
+        text.push(b'{');
+        // Writing into a `Vec` cannot fail, and a `Value` always serializes.
+        let _ = serde_json::to_writer(&mut text, name);
+        text.push(b':');
+        let _ = serde_json::to_writer(&mut text, &Sorted(value));
+        if !rest.starts_with('}') {
+            text.push(b',');
+        }
+        text.extend_from_slice(rest.as_bytes());
+        // Made of UTF-8 text only.
+        RawJson(Arc::from(String::from_utf8_lossy(&text)))
     }
 }
 

@@ -115,6 +115,53 @@ pub(crate) fn object_members(
     Ok(is_object.then_some(members))
 }
 
+/// The members of a JSON object text, as [`object_members`] gives them, and, when its member
+/// `nested` holds an object, that object's members too (their ranges in `text`), found in the
+/// same pass: a message and its `params` are scanned once, not twice.
+///
+/// # Errors
+///
+/// [`WellFormedError`] as [`check_well_formed`].
+pub(crate) fn object_members_and_nested<'a>(
+    text: &'a str,
+    max_depth: usize,
+    nested: &'static str,
+) -> Result<Option<ObjectMembers<'a>>, WellFormedError> {
+    let is_object = text
+        .trim_start_matches([' ', '\t', '\n', '\r'])
+        .starts_with('{');
+    let mut scanner = Scanner::new(text, max_depth, true);
+    scanner.nested = Some(Nested {
+        name: nested,
+        members: None,
+        member: None,
+        open: false,
+    });
+    let (members, nested) = scanner.scan_with_nested()?;
+    Ok(is_object.then_some(ObjectMembers { members, nested }))
+}
+
+/// What [`object_members_and_nested`] found.
+#[derive(Debug, PartialEq)]
+pub(crate) struct ObjectMembers<'a> {
+    /// The object's members.
+    pub(crate) members: Vec<Member<'a>>,
+    /// The members of the object the named member holds; `None` when it is absent or not an
+    /// object.
+    pub(crate) nested: Option<Vec<Member<'a>>>,
+}
+
+/// The member of the outermost object whose own object's members are collected too.
+struct Nested<'a> {
+    name: &'static str,
+    /// Its members, once its object opened.
+    members: Option<Vec<Member<'a>>>,
+    /// The one whose value is being read.
+    member: Option<(Cow<'a, str>, usize)>,
+    /// Whether its object is the open container at depth 2 (its members are being read).
+    open: bool,
+}
+
 /// A member of an object: its name and the byte range of its value.
 pub(crate) type Member<'a> = (Cow<'a, str>, std::ops::Range<usize>);
 
@@ -148,6 +195,9 @@ struct Scanner<'a> {
     /// The outermost object's members found so far, and the one whose value is being read.
     members: Vec<Member<'a>>,
     member: Option<(Cow<'a, str>, usize)>,
+    /// The outermost member whose object's members are wanted too
+    /// ([`object_members_and_nested`]).
+    nested: Option<Nested<'a>>,
 }
 
 impl<'a> Scanner<'a> {
@@ -162,6 +212,7 @@ impl<'a> Scanner<'a> {
             collect,
             members: Vec::new(),
             member: None,
+            nested: None,
         }
     }
 
@@ -246,25 +297,66 @@ impl<'a> Scanner<'a> {
         if outermost && self.collect {
             self.skip_whitespace();
             self.member = Some((name, self.pos));
+        } else if self.open.len() == 2 && self.nested.as_ref().is_some_and(|nested| nested.open) {
+            self.skip_whitespace();
+            let pos = self.pos;
+            if let Some(nested) = self.nested.as_mut() {
+                nested.member = Some((name, pos));
+            }
         }
         Ok(())
     }
 
+    /// An object just opened at depth 2: when it is the value of the nested member, its
+    /// members are collected from now on.
+    fn open_nested(&mut self) {
+        let current = self.member.as_ref().map(|(name, _)| name.as_ref());
+        if let Some(nested) = self.nested.as_mut() {
+            if current == Some(nested.name) {
+                nested.open = true;
+                nested.members.get_or_insert_with(|| Vec::with_capacity(4));
+            }
+        }
+    }
+
     /// Leaves the innermost container, forgetting its member names.
     fn leave(&mut self) {
+        if self.open.len() == 2 {
+            if let Some(nested) = self.nested.as_mut() {
+                nested.open = false;
+            }
+        }
         if let Some(Open::Object { first, .. }) = self.open.pop() {
             self.names.truncate(first);
         }
     }
 
+    /// [`Scanner::scan`], and the nested object's members.
+    fn scan_with_nested(
+        mut self,
+    ) -> Result<(Vec<Member<'a>>, Option<Vec<Member<'a>>>), WellFormedError> {
+        self.run()?;
+        let nested = self.nested.and_then(|nested| nested.members);
+        Ok((self.members, nested))
+    }
+
     /// Scans the whole text; the outermost object's members (none for another value).
     fn scan(mut self) -> Result<Vec<Member<'a>>, WellFormedError> {
+        self.run()?;
+        Ok(self.members)
+    }
+
+    /// Scans the whole text, collecting the members asked for.
+    fn run(&mut self) -> Result<(), WellFormedError> {
         'value: loop {
             self.skip_whitespace();
             match self.peek() {
                 Some(b'{') => {
                     let first = self.names.len();
                     self.enter(Open::Object { first, index: None })?;
+                    if self.open.len() == 2 {
+                        self.open_nested();
+                    }
                     self.pos += 1;
                     self.skip_whitespace();
                     if self.peek() == Some(b'}') {
@@ -301,12 +393,22 @@ impl<'a> Scanner<'a> {
                     if let Some((name, start)) = self.member.take() {
                         self.members.push((name, start..self.pos));
                     }
+                } else if self.open.len() == 2 {
+                    if let Some(nested) = self.nested.as_mut() {
+                        if let Some((name, start)) = nested.member.take() {
+                            let end = self.pos;
+                            nested
+                                .members
+                                .get_or_insert_with(Vec::new)
+                                .push((name, start..end));
+                        }
+                    }
                 }
                 self.skip_whitespace();
                 let is_object = match self.open.last() {
                     None => {
                         return if self.pos == self.bytes.len() {
-                            Ok(self.members)
+                            Ok(())
                         } else {
                             self.fail(WellFormedErrorKind::TrailingData)
                         };
@@ -638,6 +740,49 @@ mod tests {
         assert_eq!(check(&deep), Ok(()));
     }
 
+    #[test]
+    fn the_nested_members_are_those_of_the_named_member_only() {
+        let text = r#"{"a": {"x": 1}, "params" : { "name" : "e\u0063ho", "arguments": {"k": [1, {"z": 2}]}, "_meta": {} }, "b": []}"#;
+        let found = object_members_and_nested(text, DEFAULT_MAX_DEPTH, "params")
+            .unwrap()
+            .unwrap();
+        let names: Vec<&str> = found
+            .members
+            .iter()
+            .map(|(name, _)| name.as_ref())
+            .collect();
+        assert_eq!(names, ["a", "params", "b"]);
+        let nested: Vec<(&str, &str)> = found
+            .nested
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|(name, span)| (name.as_ref(), &text[span.clone()]))
+            .collect();
+        assert_eq!(
+            nested,
+            [
+                ("name", r#""e\u0063ho""#),
+                ("arguments", r#"{"k": [1, {"z": 2}]}"#),
+                ("_meta", "{}")
+            ]
+        );
+        // Absent, not an object, empty.
+        fn nested_of(text: &str) -> Option<Vec<Member<'_>>> {
+            object_members_and_nested(text, DEFAULT_MAX_DEPTH, "params")
+                .unwrap()
+                .unwrap()
+                .nested
+        }
+        assert_eq!(nested_of(r#"{"a": {"b": 1}}"#), None);
+        assert_eq!(nested_of(r#"{"params": [{"b": 1}]}"#), None);
+        assert_eq!(nested_of(r#"{"params": {}}"#), Some(Vec::new()));
+        assert_eq!(
+            object_members_and_nested("[1]", DEFAULT_MAX_DEPTH, "params").unwrap(),
+            None
+        );
+    }
+
     /// A JSON-ish text: the grammar's characters, so that most texts are near misses.
     fn jsonish() -> impl proptest::strategy::Strategy<Value = String> {
         proptest::string::string_regex(r#"[\[\]{}:, "\\abcu0-9eE+\-.tfnrl]{0,48}"#).unwrap()
@@ -681,6 +826,51 @@ mod tests {
             // Whatever the strict reader accepts is well-formed.
             if jcs_digest::parse_strict(text.as_bytes()).is_ok() {
                 proptest::prop_assert_eq!(&ours, &Ok(()));
+            }
+        }
+
+        /// The members of `params` found in the message's own pass are those a second scan of
+        /// `params`' text finds (as the reader of a message did before), at the same places;
+        /// and the message's members and errors are those of [`object_members`].
+        #[test]
+        fn nested_members_found_in_one_pass_equal_a_second_scan(
+            params in value(),
+            other in value(),
+            pretty in proptest::bool::ANY,
+            near_miss in jsonish(),
+        ) {
+            let message = serde_json::json!({"jsonrpc": "2.0", "id": 1, "params": params, "x": other});
+            let text = if pretty {
+                serde_json::to_string_pretty(&message).unwrap()
+            } else {
+                message.to_string()
+            };
+            for text in [text, near_miss.clone(), format!("{{\"params\": {near_miss}}}")] {
+                let once = object_members_and_nested(&text, DEFAULT_MAX_DEPTH, "params");
+                let members = object_members(&text, DEFAULT_MAX_DEPTH);
+                match (&once, &members) {
+                    (Ok(Some(once)), Ok(Some(members))) => {
+                        proptest::prop_assert_eq!(&once.members, members);
+                        let span = members
+                            .iter()
+                            .find(|(name, _)| name == "params")
+                            .map(|(_, span)| span.clone());
+                        let again = span.clone().and_then(|span| {
+                            object_members(&text[span], DEFAULT_MAX_DEPTH).unwrap()
+                        });
+                        let shifted = again.map(|again| {
+                            let start = span.map_or(0, |span| span.start);
+                            again
+                                .into_iter()
+                                .map(|(name, inner)| (name, inner.start + start..inner.end + start))
+                                .collect::<Vec<_>>()
+                        });
+                        proptest::prop_assert_eq!(&once.nested, &shifted, "{}", text);
+                    }
+                    (Ok(None), Ok(None)) => {}
+                    (Err(once), Err(members)) => proptest::prop_assert_eq!(once, members),
+                    _ => proptest::prop_assert!(false, "{text:?}: {once:?} against {members:?}"),
+                }
             }
         }
 

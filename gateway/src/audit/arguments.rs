@@ -152,17 +152,24 @@ impl ArgumentsDigest {
     /// does; arguments the strict reader refuses (an integer beyond ±(2^53−1), a number beyond
     /// a double) have no digest, and the reason says why.
     pub fn of_carried(arguments: &RawJson, key: Option<&ArgumentKey>) -> ArgumentsDigest {
-        match arguments.to_value() {
-            Ok(value) => ArgumentsDigest::of(&value, key),
-            Err(error) => ArgumentsDigest::NotComputable(match error.kind() {
+        // Canonicalized straight from the bytes, without a tree (this runs on every call): the
+        // bytes, and the first error, that `canonicalize(&parse_strict(bytes))` gives.
+        let bytes = arguments.as_bytes();
+        let digested = match key {
+            None => jcs_digest::canonical_digest(bytes).map(ArgumentsDigest::Sha256),
+            Some(key) => jcs_digest::canonicalize_strict(bytes)
+                .map(|canonical| ArgumentsDigest::HmacSha256(key.mac(&canonical))),
+        };
+        digested.unwrap_or_else(|error| {
+            ArgumentsDigest::NotComputable(match error.kind() {
                 StrictJsonErrorKind::IntegerOutOfRange { pointer, literal } => {
                     integer_out_of_range(pointer, literal)
                 }
                 kind => format!(
                     "the arguments have no RFC 8785 form to digest ({kind}); they were carried as sent"
                 ),
-            }),
-        }
+            })
+        })
     }
 
     /// The text of `arguments_digest`: `sha256:<hex>`, `hmac-sha256:<hex>`, or `None` when it
@@ -259,5 +266,91 @@ mod tests {
             ArgumentsDigest::of(&serde_json::json!({"q": "x"}), None)
         );
         assert_eq!(ArgumentsDigest::NotComputable(reason).text(), None);
+    }
+
+    /// What [`ArgumentsDigest::of_carried`] computed before it read the bytes without a tree:
+    /// the strict tree, then its canonical form.
+    fn of_carried_through_a_tree(
+        arguments: &RawJson,
+        key: Option<&ArgumentKey>,
+    ) -> ArgumentsDigest {
+        match arguments.to_value() {
+            Ok(value) => ArgumentsDigest::of(&value, key),
+            Err(error) => ArgumentsDigest::NotComputable(match error.kind() {
+                StrictJsonErrorKind::IntegerOutOfRange { pointer, literal } => {
+                    integer_out_of_range(pointer, literal)
+                }
+                kind => format!(
+                    "the arguments have no RFC 8785 form to digest ({kind}); they were carried as sent"
+                ),
+            }),
+        }
+    }
+
+    /// JSON texts as clients write them: numbers in every spelling (beyond 2^53 and beyond a
+    /// double too), escapes, names that sort differently in UTF-16 and in UTF-8, whitespace.
+    fn json_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just("0".to_owned()),
+            Just("-0".to_owned()),
+            Just("1E+2".to_owned()),
+            Just("1e400".to_owned()),
+            Just("-1e-400".to_owned()),
+            Just("9007199254740993".to_owned()),
+            Just("-9007199254740991".to_owned()),
+            Just("0.1".to_owned()),
+            Just("true".to_owned()),
+            Just("null".to_owned()),
+            Just(r#""\u00e9\n\"/\\""#.to_owned()),
+            Just(r#""\ud83d\ude00 €""#.to_owned()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            any::<f64>()
+                .prop_filter("finite", |x| x.is_finite())
+                .prop_map(|x| format!("{x:e}")),
+            "[a-z\u{e9}\u{20ac}\u{1f600}\u{ff61} ]{0,6}".prop_map(|text| format!("{text:?}")),
+        ];
+        leaf.prop_recursive(4, 32, 6, |inner| {
+            let name = prop_oneof![
+                Just("a"),
+                Just("b"),
+                Just("\u{e9}"),
+                Just("\u{1f600}"),
+                Just("\u{ff61}"),
+                Just("A"),
+                Just(""),
+                Just("aa")
+            ];
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|items| format!("[ {} ]", items.join(" , "))),
+                proptest::collection::btree_map(name, inner, 0..5).prop_map(|members| {
+                    let members: Vec<String> = members
+                        .into_iter()
+                        .map(|(name, value)| format!("{:?}:{value}", name))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        #[test]
+        fn carried_arguments_digest_as_their_strict_tree_does(text in json_text()) {
+            let Ok(carried) = RawJson::from_slice(text.as_bytes()) else {
+                return Ok(());
+            };
+            let key = ArgumentKey::from_bytes(&[9; 32]).unwrap();
+            proptest::prop_assert_eq!(
+                ArgumentsDigest::of_carried(&carried, None),
+                of_carried_through_a_tree(&carried, None)
+            );
+            proptest::prop_assert_eq!(
+                ArgumentsDigest::of_carried(&carried, Some(&key)),
+                of_carried_through_a_tree(&carried, Some(&key))
+            );
+        }
     }
 }

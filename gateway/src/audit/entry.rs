@@ -10,7 +10,6 @@ use serde_json::Value;
 
 use crate::audit::arguments::ArgumentsDigest;
 use crate::audit::members::EntryMembers;
-use crate::audit::time::rfc3339_utc;
 pub use crate::denial::DenialReason;
 
 /// The outcome of one `tools/call`, as the audit entry's `decision` member writes it.
@@ -91,8 +90,9 @@ pub struct CallRecord {
     pub upstream_name: Option<Arc<str>>,
     /// The pinned upstream's URL, when the tool is in the catalog.
     pub upstream_url: Option<Arc<str>>,
-    /// What the upstream presented, when known.
-    pub identity: Option<ObservedIdentity>,
+    /// What the upstream presented, when known; shared: every call on one connection records
+    /// the same identity (made once per connection, not per call).
+    pub identity: Option<Arc<ObservedIdentity>>,
     /// The approved `definition_hash`, when the tool is in the catalog.
     pub expected_definition: Option<Digest>,
     /// The digest of the live definition, when the upstream served one that could be digested.
@@ -172,7 +172,7 @@ const MAX_SAFE_INTEGER: u64 = (1 << 53) - 1;
 /// The members of a decision entry after `seq` and before `prev`, in the order a line shows them.
 pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> EntryMembers {
     let mut members = EntryMembers::new();
-    members.text("time", &rfc3339_utc(time), usize::MAX);
+    members.time("time", time);
     members.text("event", EVENT_CALL, usize::MAX);
     members.text("principal", &record.principal, MAX_URL);
     members.text("tool", &record.tool, MAX_NAME);
@@ -196,8 +196,14 @@ pub(crate) fn call_members(record: &CallRecord, time: SystemTime) -> EntryMember
     members.digest("observed_definition", record.observed_definition.as_ref());
     members.text("decision", record.decision.as_str(), usize::MAX);
     members.text("detail", &record.detail, MAX_DETAIL);
-    let arguments_digest = record.arguments.as_ref().and_then(ArgumentsDigest::text);
-    members.optional_text("arguments_digest", arguments_digest.as_deref(), usize::MAX);
+    match &record.arguments {
+        // Written in place, as `ArgumentsDigest::text` would spell it.
+        Some(ArgumentsDigest::Sha256(digest)) => members.digest("arguments_digest", Some(digest)),
+        other => {
+            let text = other.as_ref().and_then(ArgumentsDigest::text);
+            members.optional_text("arguments_digest", text.as_deref(), usize::MAX);
+        }
+    }
     // Only under a policy, so entries without one read as before.
     if let Some(policies) = &record.policies {
         let ids = policies.iter().take(MAX_FINGERPRINTS).map(String::as_str);
@@ -226,7 +232,7 @@ pub(crate) fn started_members(
     replica: Option<&str>,
 ) -> EntryMembers {
     let mut members = EntryMembers::new();
-    members.text("time", &rfc3339_utc(time), usize::MAX);
+    members.time("time", time);
     members.text("event", EVENT_STARTED, usize::MAX);
     members.digest("catalog", Some(catalog));
     members.digest("previous_catalog", previous_catalog);
@@ -246,7 +252,7 @@ pub(crate) fn catalog_loaded_members(
     previous_catalog: &Digest,
 ) -> EntryMembers {
     let mut members = EntryMembers::new();
-    members.text("time", &rfc3339_utc(time), usize::MAX);
+    members.time("time", time);
     members.text("event", EVENT_CATALOG_LOADED, usize::MAX);
     members.digest("catalog", Some(catalog));
     members.digest("previous_catalog", Some(previous_catalog));
@@ -282,6 +288,7 @@ mod tests {
 
     use super::*;
     use crate::audit::members::bounded;
+    use crate::audit::time::rfc3339_utc;
 
     #[test]
     fn decisions_round_trip_through_their_strings() {
@@ -329,12 +336,12 @@ mod tests {
         let record = CallRecord {
             upstream_name: Some("echo".into()),
             upstream_url: Some("https://127.0.0.1:1/mcp".into()),
-            identity: Some(ObservedIdentity {
+            identity: Some(Arc::new(ObservedIdentity {
                 fingerprints: vec!["SHA256:ab".into()],
                 spiffe_id: None,
                 pin: Some("backup"),
                 pinned_backup: Some("SHA256:ab".into()),
-            }),
+            })),
             expected_definition: Some(Digest::of(b"a")),
             detail: "ok".into(),
             request_id: Some(json!(3)),
@@ -513,12 +520,12 @@ mod tests {
                     upstream_name: upstream_name.map(Arc::from),
                     upstream_url: upstream_url.map(Arc::from),
                     identity: identity.map(|(fingerprints, spiffe_id, pin, pinned_backup)| {
-                        ObservedIdentity {
+                        Arc::new(ObservedIdentity {
                             fingerprints,
                             spiffe_id,
                             pin,
                             pinned_backup,
-                        }
+                        })
                     }),
                     expected_definition: expected.then(|| Digest::of(b"expected")),
                     observed_definition: observed.then(|| Digest::of(b"observed")),

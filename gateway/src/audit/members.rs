@@ -66,6 +66,16 @@ impl EntryMembers {
         self.member(name, |out| out.extend_from_slice(b"null"));
     }
 
+    /// `name`: the RFC 3339 UTC text of `time` (microseconds), written in place.
+    pub(crate) fn time(&mut self, name: &'static str, time: std::time::SystemTime) {
+        self.member(name, |out| {
+            // Digits, `-`, `:`, `T`, `.` and `Z`: nothing a JSON string escapes.
+            out.push(b'"');
+            crate::audit::time::write_rfc3339_utc(time, out);
+            out.push(b'"');
+        });
+    }
+
     /// `name`: the digest's `sha256:…` text, or `null`.
     pub(crate) fn digest(&mut self, name: &'static str, digest: Option<&Digest>) {
         self.member(name, |out| write_digest(digest, out));

@@ -5,22 +5,31 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use server_identity::UtcTimestamp;
 
-/// `time` as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (RFC 3339, UTC, microseconds).
+/// `time` as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (RFC 3339, UTC, microseconds), as
+/// [`write_rfc3339_utc`] writes it (the tests' reading of it).
+#[cfg(test)]
+pub(crate) fn rfc3339_utc(time: SystemTime) -> String {
+    let mut text = Vec::with_capacity(27);
+    write_rfc3339_utc(time, &mut text);
+    // Digits, `-`, `:`, `T`, `.` and `Z` only.
+    String::from_utf8(text).unwrap_or_default()
+}
+
+/// `time` as `YYYY-MM-DDTHH:MM:SS.ffffffZ` (RFC 3339, UTC, microseconds), written at the end
+/// of `out` (an entry's member, written in place: no string is made for it).
 ///
 /// A clock outside the years 0000 to 9999 is written as the epoch: the audit chain does not
 /// depend on the time, and a wrong clock must not stop the gateway from recording.
-pub(crate) fn rfc3339_utc(time: SystemTime) -> String {
+pub(crate) fn write_rfc3339_utc(time: SystemTime, out: &mut Vec<u8>) {
+    use std::io::Write;
     let at = UtcTimestamp::from_system_time(time)
         .or_else(|_| UtcTimestamp::from_system_time(UNIX_EPOCH));
     match at {
+        // Writing into a `Vec` cannot fail.
         Ok(at) => {
-            use std::fmt::Write;
-            // The text's exact length: one allocation rather than one per piece written.
-            let mut text = String::with_capacity(27);
-            let _ = write!(text, "{at:.6}");
-            text
+            let _ = write!(out, "{at:.6}");
         }
-        Err(_) => "1970-01-01T00:00:00.000000Z".to_owned(),
+        Err(_) => out.extend_from_slice(b"1970-01-01T00:00:00.000000Z"),
     }
 }
 

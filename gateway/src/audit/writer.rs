@@ -421,10 +421,7 @@ impl AuditLog {
         };
         let mut log = Box::new(LogFile {
             file,
-            head: ChainHead {
-                next_seq: summary.entries(),
-                prev: summary.last_hash().unwrap_or(*catalog),
-            },
+            head: ChainHead::new(summary.entries(), summary.last_hash().unwrap_or(*catalog)),
             committed_len: summary.bytes(),
             reserved_end: summary.bytes(),
             preallocate: options.preallocate,

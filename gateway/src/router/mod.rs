@@ -59,14 +59,14 @@ use std::time::{Duration, Instant};
 use catalog_store::{Catalog, CatalogEntry};
 use serde_json::{Map, Value};
 use server_identity::rustls::RootCertStore;
-use server_identity::{IdentityError, PinMatch, TrustBundles};
+use server_identity::{IdentityError, TrustBundles};
 
 use crate::audit::{AuditLog, CallRecord, Decision, ObservedIdentity as AuditIdentity};
 use crate::definition_check::{DefinitionCheckError, Freshness, LiveDefinitions};
 use crate::local::LocalOptions;
 use crate::mcp::{ErrorObject, RawJson, error_codes};
 use crate::metrics::{self, Metrics, Stage};
-use crate::upstream::{ObservedIdentity, UpstreamError, UpstreamOptions};
+use crate::upstream::{UpstreamError, UpstreamOptions};
 
 use self::upstream_kind::CallPath;
 pub use self::upstream_kind::Upstream;
@@ -230,6 +230,8 @@ struct ToolRoute {
     tool: Arc<str>,
     /// The name the upstream serves it under.
     upstream_name: Arc<str>,
+    /// The `detail` of its `allowed` entries, the same for every call (written once).
+    allowed_detail: String,
 }
 
 impl Router {
@@ -255,7 +257,7 @@ impl Router {
         // A listing ends within its deadline; a per-call check may wait for the one in flight
         // and then its own.
         let wait_limit = options.upstream.listing_deadline().saturating_mul(2);
-        let routes = upstreams
+        let routes: Vec<Route> = upstreams
             .into_iter()
             .map(|upstream| Route {
                 url: Arc::from(upstream.url()),
@@ -267,10 +269,15 @@ impl Router {
             .into_iter()
             .filter_map(|(tool, route)| {
                 let entry = catalog.lookup(&tool)?;
+                let url = &routes.get(route)?.url;
                 let names = ToolRoute {
                     route,
                     tool: Arc::from(entry.tool_name()),
                     upstream_name: Arc::from(entry.upstream_name()),
+                    allowed_detail: format!(
+                        "approved; forwarding to {url} as {:?}",
+                        entry.upstream_name()
+                    ),
                 };
                 Some((tool, names))
             })
@@ -497,6 +504,7 @@ impl Router {
             match self
                 .check_and_forward(
                     entry,
+                    names,
                     upstream,
                     definitions,
                     &base,
@@ -527,6 +535,7 @@ impl Router {
     async fn check_and_forward(
         &self,
         entry: &CatalogEntry,
+        names: &ToolRoute,
         upstream: &Upstream,
         definitions: &LiveDefinitions<UpstreamError>,
         base: &CallRecord,
@@ -548,7 +557,7 @@ impl Router {
             }
         };
         let identity = match &path {
-            CallPath::Network(path) => path.identity().map(audit_identity),
+            CallPath::Network(path) => path.audit_identity().cloned(),
             // What a local server runs is known once it is started, for the listing.
             CallPath::Local => None,
         };
@@ -619,11 +628,7 @@ impl Router {
         let allowed = CallRecord {
             observed_definition: Some(observed),
             identity: identity.clone(),
-            detail: format!(
-                "approved; forwarding to {} as {:?}",
-                upstream.url(),
-                entry.upstream_name()
-            ),
+            detail: names.allowed_detail.clone(),
             latency: started.elapsed(),
             ..base.clone()
         };
@@ -689,7 +694,7 @@ impl Router {
         &self,
         denial: Denial,
         base: CallRecord,
-        identity: Option<AuditIdentity>,
+        identity: Option<Arc<AuditIdentity>>,
         started: Instant,
     ) -> CallFailure {
         tracing::info!(tool = %denial.tool, reason = denial.reason.as_str(), "denied: {}", denial.message);
@@ -734,45 +739,18 @@ enum Forward {
     Failed(CallFailure),
 }
 
-/// The audit's record of what a connection presented (key, then certificate; the pin matched).
-fn audit_identity(observed: &ObservedIdentity) -> AuditIdentity {
-    let mut fingerprints = Vec::with_capacity(2);
-    fingerprints.extend(observed.spki_sha256.iter().map(fingerprint_text));
-    fingerprints.push(fingerprint_text(&observed.cert_sha256));
-    let (pin, pinned_backup) = match observed.pin {
-        Some(PinMatch::Primary) => (Some("primary"), None),
-        Some(PinMatch::Backup(backup)) => (Some("backup"), Some(fingerprint_text(&backup))),
-        Some(PinMatch::NotPinned) | None => (None, None),
-    };
-    AuditIdentity {
-        fingerprints,
-        spiffe_id: observed.spiffe_ids.first().map(ToString::to_string),
-        pin,
-        pinned_backup,
-    }
-}
-
-/// `SHA256:<hex>`, written into a string of its exact length (`to_string` would grow it piece
-/// by piece: this runs for every call).
-fn fingerprint_text(fingerprint: &server_identity::Fingerprint) -> String {
-    use std::fmt::Write;
-    let mut text = String::with_capacity(7 + 64);
-    let _ = write!(text, "{fingerprint}");
-    text
-}
-
 /// What a local server presents: the digests of its entrypoint files, verified before its
 /// process started; `None` for a network upstream (its connection says what it presented).
-fn local_identity(upstream: &Upstream) -> Option<AuditIdentity> {
+fn local_identity(upstream: &Upstream) -> Option<Arc<AuditIdentity>> {
     let verified = upstream.local()?.verified_entrypoints()?;
-    Some(AuditIdentity {
+    Some(Arc::new(AuditIdentity {
         fingerprints: verified
             .digests()
             .iter()
             .map(|(_, digest)| digest.to_string())
             .collect(),
         ..AuditIdentity::default()
-    })
+    }))
 }
 
 /// The denial for an upstream failure while `doing` (identity, unavailable, or error).
@@ -807,7 +785,7 @@ fn upstream_denial(
 
 /// What the upstream presented, when the failure is an identity mismatch that says so.
 /// What a refused upstream presented, as far as its identity error says.
-fn identity_of(error: &UpstreamError) -> Option<AuditIdentity> {
+fn identity_of(error: &UpstreamError) -> Option<Arc<AuditIdentity>> {
     let spiffe = |id: String| {
         Some(AuditIdentity {
             fingerprints: Vec::new(),
@@ -815,7 +793,7 @@ fn identity_of(error: &UpstreamError) -> Option<AuditIdentity> {
             ..AuditIdentity::default()
         })
     };
-    match error.identity_error()? {
+    let identity = match error.identity_error()? {
         IdentityError::PinMismatch { presented, .. } => Some(AuditIdentity {
             fingerprints: vec![presented.to_string()],
             ..AuditIdentity::default()
@@ -828,7 +806,8 @@ fn identity_of(error: &UpstreamError) -> Option<AuditIdentity> {
             ..AuditIdentity::default()
         }),
         _ => None,
-    }
+    };
+    identity.map(Arc::new)
 }
 
 fn shorten(text: &str) -> String {

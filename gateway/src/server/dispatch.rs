@@ -4,6 +4,8 @@
 //! stateless 2026-07-28 request whose envelope they already checked); this module turns one
 //! request into one result or one JSON-RPC error.
 
+use std::sync::LazyLock;
+
 use serde_json::{Map, Value, json};
 
 use super::listing::ToolListing;
@@ -192,10 +194,13 @@ fn discover() -> Value {
 /// none of them, so they are added when absent; nothing present is changed, and no byte of an
 /// upstream's result is rewritten ([`RawJson::with_member_if_absent`]).
 fn stamp_stateless(method: &str, result: RawJson) -> RawJson {
-    let mut result = result.with_member_if_absent("resultType", &Value::from("complete"));
+    // Made once, not per answer.
+    static COMPLETE: LazyLock<Value> = LazyLock::new(|| Value::from("complete"));
+    static PRIVATE: LazyLock<Value> = LazyLock::new(|| Value::from("private"));
+    let mut result = result.with_member_if_absent("resultType", &COMPLETE);
     if method == methods::TOOLS_LIST || method == methods::SERVER_DISCOVER {
         result = result
-            .with_member_if_absent("cacheScope", &Value::from("private"))
+            .with_member_if_absent("cacheScope", &PRIVATE)
             .with_member_if_absent("ttlMs", &Value::from(0));
     }
     result

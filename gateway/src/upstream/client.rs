@@ -20,6 +20,7 @@ use super::names;
 use super::options::UpstreamOptions;
 use super::request_body::{WrittenRequest, client_info};
 use super::transport::{Answer, Outgoing, Transport};
+use crate::audit::ObservedIdentity as AuditIdentity;
 use crate::definition_check::{ToolsPage, ToolsPageError};
 use crate::mcp::{
     self, Generation, Message, Notification, ProtocolVersion, RawJson, Request, RequestId,
@@ -260,10 +261,12 @@ impl UpstreamClient {
             lease.sender.reconnected = false;
         }
         let identity = lease.sender.identity.clone();
+        let audit_identity = lease.sender.audit_identity.clone();
         Ok(CallPath {
             lease,
             negotiated,
             identity,
+            audit_identity,
         })
     }
 
@@ -507,14 +510,15 @@ impl UpstreamClient {
             .await
             .map_err(|error| (error, None))?;
         self.note(&answer);
-        let url = self.url().to_owned();
+        // Copied only for an error: a result needs no URL.
+        let url = || self.url().to_owned();
         let session_id = answer.session_id.clone();
         let status = answer.status;
         let bytes = answer.body_bytes;
         let outcome = match answer.response {
             Some(response) => match response.payload {
                 ResponsePayload::Error(error) => Err(UpstreamError::JsonRpc {
-                    url,
+                    url: url(),
                     method: method.to_owned(),
                     code: error.code,
                     message: error.message,
@@ -526,14 +530,14 @@ impl UpstreamClient {
                     bytes,
                 }),
                 ResponsePayload::Result(_) => Err(UpstreamError::HttpStatus {
-                    url,
+                    url: url(),
                     method: method.to_owned(),
                     status: answer.status.as_u16(),
                     body: answer.body_excerpt,
                 }),
             },
             None if !answer.status.is_success() => Err(UpstreamError::HttpStatus {
-                url,
+                url: url(),
                 method: method.to_owned(),
                 status: answer.status.as_u16(),
                 body: answer.body_excerpt,
@@ -821,6 +825,7 @@ pub struct CallPath {
     lease: Lease,
     negotiated: Negotiated,
     identity: Option<ObservedIdentity>,
+    audit_identity: Option<Arc<AuditIdentity>>,
 }
 
 impl CallPath {
@@ -828,6 +833,12 @@ impl CallPath {
     /// call it carries.
     pub fn identity(&self) -> Option<&ObservedIdentity> {
         self.identity.as_ref()
+    }
+
+    /// The audit's record of [`identity`](Self::identity), shared by every call on the same
+    /// connection (made when the connection was).
+    pub fn audit_identity(&self) -> Option<&Arc<AuditIdentity>> {
+        self.audit_identity.as_ref()
     }
 
     /// Whether the peer has closed this path's connection, as far as this side has seen: a

@@ -39,6 +39,7 @@ use tokio_rustls::TlsConnector;
 use super::endpoint::Endpoint;
 use super::error::{TimeoutPhase, UpstreamError};
 use super::identity::ObservedIdentity;
+use crate::audit::ObservedIdentity as AuditIdentity;
 
 /// The ALPN name of HTTP/2 (RFC 9113 §3.2).
 const ALPN_H2: &[u8] = b"h2";
@@ -73,6 +74,9 @@ pub(super) struct Sender {
     /// What the upstream presented in this connection's handshake (docs/design.md §3: the identity
     /// recorded for a request is the one of the connection that carried it).
     pub(super) identity: Option<ObservedIdentity>,
+    /// The audit's record of `identity`, made once for the connection and shared by the
+    /// entries of all the calls it carries.
+    pub(super) audit_identity: Option<Arc<AuditIdentity>>,
 }
 
 impl Sender {
@@ -127,6 +131,7 @@ impl Sender {
             connection: self.connection,
             reconnected: false,
             identity: self.identity.clone(),
+            audit_identity: self.audit_identity.clone(),
         })
     }
 }
@@ -473,12 +478,16 @@ impl Pool {
         if let (Some(observed), Ok(mut slot)) = (observed.clone(), self.observed.lock()) {
             *slot = Some(observed);
         }
+        let audit_identity = observed
+            .as_ref()
+            .map(|observed| Arc::new(observed.audit_record()));
         let sender = Sender {
             protocol,
             live,
             connection: made_before + 1,
             reconnected: made_before > 0 && live_before == 0,
             identity: observed,
+            audit_identity,
         };
         self.multiplexing
             .store(sender.is_http2(), Ordering::Release);

@@ -2,6 +2,7 @@
 //! verifier accepted and which pin it matched, for the audit entry of each request that
 //! connection carries (docs/design.md §3, "the identity recorded for a decision").
 
+use crate::audit::ObservedIdentity as AuditIdentity;
 use server_identity::{
     ConnectionIdentity, Fingerprint, PinMatch, PresentedIdentity, ServerAnchors, SpiffeId,
 };
@@ -61,6 +62,35 @@ impl ObservedIdentity {
             },
         }
     }
+
+    /// The audit's record of it (key, then certificate; the pin matched). Made once per
+    /// connection ([`super::CallPath::audit_identity`]) and shared by the entries of every
+    /// call the connection carries.
+    pub(crate) fn audit_record(&self) -> AuditIdentity {
+        let mut fingerprints = Vec::with_capacity(2);
+        fingerprints.extend(self.spki_sha256.iter().map(fingerprint_text));
+        fingerprints.push(fingerprint_text(&self.cert_sha256));
+        let (pin, pinned_backup) = match self.pin {
+            Some(PinMatch::Primary) => (Some("primary"), None),
+            Some(PinMatch::Backup(backup)) => (Some("backup"), Some(fingerprint_text(&backup))),
+            Some(PinMatch::NotPinned) | None => (None, None),
+        };
+        AuditIdentity {
+            fingerprints,
+            spiffe_id: self.spiffe_ids.first().map(ToString::to_string),
+            pin,
+            pinned_backup,
+        }
+    }
+}
+
+/// `SHA256:<hex>`, written into a string of its exact length (`to_string` would grow it piece
+/// by piece).
+fn fingerprint_text(fingerprint: &Fingerprint) -> String {
+    use std::fmt::Write;
+    let mut text = String::with_capacity(7 + 64);
+    let _ = write!(text, "{fingerprint}");
+    text
 }
 
 #[cfg(test)]
