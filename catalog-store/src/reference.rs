@@ -59,7 +59,7 @@ pub fn disagreement(bytes: &[u8]) -> Option<Disagreement> {
 
 /// Everything a load gives, as text to compare (a `Catalog`'s index is a `HashMap`, so it is
 /// compared through `lookup`).
-pub(crate) fn outcome(result: &Result<Catalog, CatalogLoadError>) -> String {
+fn outcome(result: &Result<Catalog, CatalogLoadError>) -> String {
     match result {
         Ok(catalog) => {
             let misplaced: Vec<usize> = (0..catalog.entries().len())
