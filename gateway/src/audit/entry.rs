@@ -122,8 +122,18 @@ impl CallRecord {
     /// A record of `decision` for `tool` with every other member empty; fill the rest with
     /// struct update syntax (`CallRecord { detail, ..CallRecord::new(tool, decision) }`).
     pub fn new(tool: impl Into<Arc<str>>, decision: Decision) -> CallRecord {
+        CallRecord::of_principal(tool.into(), decision, "anonymous".to_owned())
+    }
+
+    /// [`CallRecord::new`] for a caller known already (the router's, on every call: no
+    /// default principal made only to be replaced).
+    pub(crate) fn of_principal(
+        tool: Arc<str>,
+        decision: Decision,
+        principal: String,
+    ) -> CallRecord {
         CallRecord {
-            tool: tool.into(),
+            tool,
             upstream_name: None,
             upstream_url: None,
             identity: None,
@@ -134,7 +144,7 @@ impl CallRecord {
             arguments: None,
             session_id: None,
             request_id: None,
-            principal: "anonymous".to_owned(),
+            principal,
             policies: None,
             latency: Duration::ZERO,
         }

@@ -54,7 +54,7 @@ mod upstreams;
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use catalog_store::{Catalog, CatalogEntry};
 use serde_json::{Map, Value};
@@ -426,26 +426,15 @@ impl Router {
             .as_ref()
             .map(|arguments| self.audit.carried_arguments_digest(arguments));
         let routed = self.route(&tool);
-        // Every member written out (not `..CallRecord::new`): no default principal made only to
-        // be replaced.
+        let tool_text = routed.map_or_else(
+            || Arc::from(tool.as_str()),
+            |(_, _, names)| names.tool.clone(),
+        );
         let base = CallRecord {
-            tool: routed.map_or_else(
-                || Arc::from(tool.as_str()),
-                |(_, _, names)| names.tool.clone(),
-            ),
-            upstream_name: None,
-            upstream_url: None,
-            identity: None,
-            expected_definition: None,
-            observed_definition: None,
-            decision: Decision::Allowed,
-            detail: String::new(),
             arguments,
             session_id,
             request_id,
-            principal: principal.to_string(),
-            policies: None,
-            latency: Duration::ZERO,
+            ..CallRecord::of_principal(tool_text, Decision::Allowed, principal.to_string())
         };
 
         let Some((entry, route, names)) = routed else {
