@@ -27,6 +27,7 @@ use super::Gateway;
 use super::client_auth::ClientConnection;
 use super::http::handle;
 use super::options::ServerOptions;
+use super::self_wake::absorbing_self_wakes;
 use crate::auth::Principal;
 
 /// How long a shutdown waits for in-flight exchanges before closing their connections.
@@ -76,7 +77,8 @@ pub(crate) async fn serve(
                 connections.spawn(async move {
                     // Both held for the life of the connection.
                     let _slots = (slot, address_slot);
-                    connection.run(stream, acceptor).await;
+                    let run = std::pin::pin!(connection.run(stream, acceptor));
+                    absorbing_self_wakes(run).await;
                 });
             }
             Some(_) = connections.join_next(), if !connections.is_empty() => {}

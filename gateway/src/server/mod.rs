@@ -29,6 +29,12 @@
 //! - **Client-side limits** ([`ServerOptions`]): a header timeout from the first byte (TLS
 //!   handshake, HTTP/1.1 headers, HTTP/2 preface), an idle timeout, HTTP/2 keep-alive, connection
 //!   caps in total and per client address, and a budget of request-body bytes in flight (503).
+//! - **Timer wake-ups**: while serving, a timer renewed every second keeps the Tokio time
+//!   driver's next wake-up near, so that arming a call's timeouts does not interrupt the parked
+//!   driver (one eventfd write and one early `epoll_wait` per call before; `wake_anchor.rs`).
+//! - **Self-wakes**: a connection's task polls hyper again at once when hyper woke that same task
+//!   during its poll (the request body's hand-off to the service does), instead of yielding to
+//!   the scheduler, which would wake an idle worker for it (`self_wake.rs`).
 //! - **Host**: two `Host` headers, or an absolute-form target whose authority is not the `Host`,
 //!   are 400. An unsupported `MCP-Protocol-Version` is answered with the supported list.
 //! - **2026-07-28 results** gain `resultType: "complete"` when the upstream's result lacks it
@@ -47,8 +53,10 @@ mod listen;
 mod listing;
 mod options;
 mod rebinding;
+mod self_wake;
 mod session;
 mod stdio;
+mod wake_anchor;
 
 use std::future::Future;
 use std::io;
@@ -138,6 +146,7 @@ impl Gateway {
         tls: Option<Arc<rustls::ServerConfig>>,
         shutdown: impl Future<Output = ()> + Send,
     ) -> io::Result<()> {
+        let _anchor = wake_anchor::WakeAnchor::start();
         listen::serve(self, listener, tls, shutdown).await
     }
 
@@ -157,6 +166,7 @@ impl Gateway {
         R: AsyncRead + Unpin + Send + 'static,
         W: AsyncWrite + Unpin + Send + 'static,
     {
+        let _anchor = wake_anchor::WakeAnchor::start();
         stdio::serve(self, input, output, shutdown).await
     }
 }
