@@ -135,7 +135,8 @@ impl Gateway {
 
     /// Serves MCP Streamable HTTP on `listener` (TLS when `tls` is given, HTTP/1.1 and HTTP/2)
     /// until `shutdown` completes; then stops accepting, lets in-flight exchanges finish
-    /// (bounded by 30 s) and returns.
+    /// (bounded by 30 s) and returns. While it serves, one task of its own on the runtime keeps
+    /// a timer wake-up at most a second away (the module's "Timer wake-ups").
     ///
     /// # Errors
     ///
@@ -151,7 +152,9 @@ impl Gateway {
     }
 
     /// Serves newline-delimited JSON-RPC from `input` to `output` until `input` ends or
-    /// `shutdown` completes, then answers what is in flight and returns.
+    /// `shutdown` completes, then answers what is in flight and returns. While it serves, one
+    /// task of its own on the runtime keeps a timer wake-up at most a second away (the module's
+    /// "Timer wake-ups").
     ///
     /// # Errors
     ///
