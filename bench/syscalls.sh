@@ -39,8 +39,15 @@ for option in "$@"; do
 done
 mkdir -p /dev/shm/tg-syscalls
 cd "$here/gateway"
+status=0
 perf record -q -e "${events%,}" -o "$work/perf.data" -- "$load" --clients "$clients" \
-  --calls "$calls" --warmup 0.5 --scenario "$scenario" "${audit[@]}" "$@" 2>&1 | grep -E '^\| (gateway|scenario)' || true
+  --calls "$calls" --warmup 0.5 --scenario "$scenario" "${audit[@]}" "$@" > "$work/run.txt" 2>&1 || status=$?
+grep -E '^\| (gateway|scenario)' "$work/run.txt" || true
+if [ "$status" -ne 0 ]; then
+  echo "bench/syscalls.sh: the load harness (or perf) exited with status $status; its last lines:" >&2
+  tail -n 20 "$work/run.txt" >&2
+  exit 1
+fi
 perf script -i "$work/perf.data" -F comm,tid,event,trace 2>/dev/null | python3 -c '
 import collections, re, sys
 counts = collections.Counter()

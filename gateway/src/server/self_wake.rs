@@ -6,7 +6,7 @@
 //! same task. Tokio's multi-threaded scheduler treats a task woken during its own poll as one
 //! that yields: it queues it behind the others and wakes an idle worker to share the work. At one
 //! client that was, for each call, a futex wake of the other worker, which found nothing to do
-//! and parked again (BENCHMARKS.md, "Self-wakes kept in the task"). Polling again at once is what
+//! and parked again (BENCHMARKS.md, "System calls and wake-ups per call"). Polling again at once is what
 //! the scheduler would do next on this thread anyway, without the other thread's wake-up.
 //!
 //! A wake from anywhere else (the I/O driver, another task) while the inner future is not being
@@ -22,7 +22,7 @@ use std::task::{Context, Poll, Wake, Waker};
 
 /// How many polls in a row one poll of the task may give its inner future: enough for hyper's
 /// hand-offs of one request, few enough that a future that yields on purpose still yields soon.
-pub(crate) const REPOLLS: usize = 4;
+const REPOLLS: usize = 4;
 
 /// The inner future is not being polled: a wake goes to the task.
 const IDLE: u8 = 0;

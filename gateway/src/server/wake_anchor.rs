@@ -7,7 +7,7 @@
 //! Every call arms timeouts (the upstream exchange's, the request body's, the header timeout of
 //! the connection's next request), and between calls the earliest pending timer may be later
 //! than them or absent: at one client that was one eventfd write and one extra `epoll_wait` per
-//! call in the gateway's threads (BENCHMARKS.md, "A timer wake-up kept near"). A sleep renewed
+//! call in the gateway's threads (BENCHMARKS.md, "System calls and wake-ups per call"). A sleep renewed
 //! every [`PERIOD`] keeps a wake-up at most that far away, so a timeout of [`PERIOD`] or longer
 //! (every default one) is armed without an interruption. Its price is one wake-up per
 //! [`PERIOD`] while the gateway serves. Only the cost changes, never when a timeout fires.
@@ -18,7 +18,7 @@ use tokio::task::JoinHandle;
 
 /// How far ahead the anchor keeps a wake-up: shorter than every default timeout of the gateway
 /// (the header timeout is 10 s), long enough that its own wake-ups cost nothing measurable.
-pub(crate) const PERIOD: Duration = Duration::from_secs(1);
+const PERIOD: Duration = Duration::from_secs(1);
 
 /// The anchor of the runtime it was started on, for as long as it is held: dropping it ends
 /// the anchor's task.
