@@ -20,20 +20,22 @@ fn encode_uncut(name: &str) -> String {
     utf8_percent_encode(name, KEY_BODY_ENCODE_SET).collect()
 }
 
-/// Rules 1–3: the key body of `name`.
-pub(crate) fn encode_body(name: &str) -> String {
+/// Rules 1–3: appends the key body of `name` to `out`, which the caller has started with the
+/// key's prefix (one allocation per key instead of one for the body and one for the key).
+pub(crate) fn push_body(out: &mut String, name: &str) {
     if name.is_empty() {
-        return String::from("unnamed");
+        out.push_str("unnamed");
+        return;
     }
-    let mut body = encode_uncut(name);
-    if body.len() > MAX_BODY_LEN {
+    let start = out.len();
+    out.extend(utf8_percent_encode(name, KEY_BODY_ENCODE_SET));
+    if out.len() - start > MAX_BODY_LEN {
         // The encoded body is ASCII, so the character count is the byte count and
         // truncating at byte 96 is a character boundary even inside a `%XX` triplet.
-        body.truncate(CUT_PREFIX_LEN);
-        body.push('~');
-        push_hash_suffix(&mut body, name.as_bytes());
+        out.truncate(start + CUT_PREFIX_LEN);
+        out.push('~');
+        push_hash_suffix(out, name.as_bytes());
     }
-    body
 }
 
 /// Appends the first 16 lowercase hex characters of SHA-256 over `raw` (rule 3).

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::encode::{CUT_BODY_LEN, CUT_HASH_HEX_LEN, encode_body};
+use crate::encode::{CUT_BODY_LEN, CUT_HASH_HEX_LEN, push_body};
 
 /// The longest body that is kept literally (rule 3 cuts anything longer).
 pub const MAX_BODY_LEN: usize = 128;
@@ -23,10 +23,11 @@ pub struct ToolKey(String);
 impl ToolKey {
     /// The key of the tool named `name`; the empty name is keyed as `tool:unnamed`.
     pub fn from_name(name: &str) -> ToolKey {
-        let body = encode_body(name);
-        let mut text = String::with_capacity(KEY_PREFIX.len() + body.len());
+        // Most names need no encoding, so their length is the body's; a cut body is at most
+        // CUT_BODY_LEN long.
+        let mut text = String::with_capacity(KEY_PREFIX.len() + name.len().min(CUT_BODY_LEN));
         text.push_str(KEY_PREFIX);
-        text.push_str(&body);
+        push_body(&mut text, name);
         ToolKey(text)
     }
 

@@ -58,6 +58,42 @@ fn text_output_lists_each_key_then_the_catalog() {
     );
 }
 
+// A name with a quote, a backslash and spaces, and a name given to two definitions. Expected
+// values from bench/py_digest.py (Python, rfc8785 0.1.4) on the same bytes.
+const QUOTED_AND_DUPLICATED: &[u8] =
+    br#"[{"name":"say \"hi\" \\ now"},{"name":"dup","description":"b"},{"name":"dup","description":"a"}]"#;
+const DUP_DIGEST: &str = "sha256:f83fe240b58fcd52cc6b635b041f9531854afa2763fd3bd79c3ca197ff15fd5b";
+const QUOTED_DIGEST: &str =
+    "sha256:81567ef50c3e6c64584b0a9af282d6bf2d5335ef4fb018499eb5120754f42c95";
+const QUOTED_AND_DUPLICATED_CATALOG: &str =
+    "sha256:84bee1e73ed3b2f9c0e36277b22493818da8b1bbbadd92d1d7f21d8479bedfe6";
+
+#[test]
+fn a_key_with_a_quote_is_escaped_and_a_shared_key_is_folded_in_both_outputs() {
+    let path = temp_file("quoted.json", QUOTED_AND_DUPLICATED);
+    let run = toolgate(&["digest", "--json", &path]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{{\"label\":\"trace.mcp-tool-definition.v1\",\"tools\":{{\"tool:dup\":\"{DUP_DIGEST}\",\
+             \"tool:say%20\\\"hi\\\"%20\\\\%20now\":\"{QUOTED_DIGEST}\"}},\
+             \"catalog\":\"{QUOTED_AND_DUPLICATED_CATALOG}\"}}\n"
+        )
+    );
+    let run = toolgate(&["digest", &path]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout,
+        format!(
+            "{DUP_DIGEST}  tool:dup\n\
+             {QUOTED_DIGEST}  tool:say%20\"hi\"%20\\%20now\n\
+             note: several definitions share a key and were folded together: tool:dup\n\
+             {QUOTED_AND_DUPLICATED_CATALOG}  catalog (2 keys, label trace.mcp-tool-definition.v1)\n"
+        )
+    );
+}
+
 #[test]
 fn the_three_document_shapes_and_stdin_give_one_digest() {
     let tools = std::fs::read_to_string(material("catalogs/deepwiki-tools-list.json")).unwrap();
