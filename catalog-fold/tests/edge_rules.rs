@@ -203,3 +203,57 @@ fn keys_are_sorted_before_lines_are_written_when_one_key_prefixes_another() {
     sorted_texts.sort_unstable();
     assert_ne!(sorted_texts.join("\n"), lines);
 }
+
+/// The fold as seed 000 §5 words it, written as plainly as possible (a map of key → digests,
+/// texts built with `format!`): the oracle for `fold`, whose code avoids those copies.
+fn fold_as_the_seed_words_it(entries: &[(ToolKey, Digest)], label: &str) -> (String, Digest) {
+    let mut by_key: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for (key, digest) in entries {
+        by_key
+            .entry(key.as_str().to_owned())
+            .or_default()
+            .push(digest.to_string());
+    }
+    let mut lines: Vec<String> = by_key
+        .into_iter()
+        .map(|(key, mut digests)| {
+            let digest = if digests.len() == 1 {
+                digests.remove(0)
+            } else {
+                digests.sort();
+                sha256_text(&format!("{label}.duplicates\n{}", digests.join("\n")))
+            };
+            format!("{key}={digest}")
+        })
+        .collect();
+    if lines.len() > MAX_FOLD_ENTRIES {
+        let overflowed = lines.split_off(MAX_FOLD_ENTRIES);
+        let overflow = sha256_text(&format!("{label}.overflow\n{}", overflowed.join("\n")));
+        lines.push(format!("{OVERFLOW_KEY}={overflow}"));
+        lines.sort();
+    }
+    let text = lines.join("\n");
+    let digest = Digest::of(text.as_bytes());
+    (text, digest)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Up to 700 entries over names that often repeat (the duplicate rule) and often exceed
+    /// 500 keys (the overflow rule), in any order.
+    #[test]
+    fn the_fold_is_the_seeds_fold(
+        entries in proptest::collection::vec(("[a-z]{1,3}", proptest::prelude::any::<u8>()), 0..700)
+    ) {
+        let entries: Vec<(ToolKey, Digest)> = entries
+            .iter()
+            .map(|(name, seed)| (ToolKey::from_name(name), Digest::of(&[*seed])))
+            .collect();
+        let label = "trace.mcp-tool-definition.v1";
+        let folded = fold(entries.clone(), label);
+        let (text, digest) = fold_as_the_seed_words_it(&entries, label);
+        proptest::prop_assert_eq!(folded.lines(), text.as_str());
+        proptest::prop_assert_eq!(folded.digest(), digest);
+    }
+}
