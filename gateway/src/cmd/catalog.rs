@@ -5,16 +5,15 @@
 //! Exit 0 with a summary for a valid catalog (warnings go to stderr and do not fail it); exit 1
 //! with every error on stderr for an invalid one; exit 2 when the file cannot be read.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use catalog_store::{Catalog, CatalogError, CatalogLoadError};
 
 use crate::cmd::catalog_approve::CatalogApproveArgs;
 use crate::cmd::catalog_verify::CatalogVerifyArgs;
-use crate::cmd::common::json_string;
+use crate::cmd::common::{json_string, write_stdout};
 use crate::input::{display_name, read_input};
-use crate::outcome::{Failure, Verdict, stdout_error};
+use crate::outcome::{Failure, Verdict};
 
 /// `toolgate catalog`
 #[derive(Debug, clap::Args)]
@@ -88,17 +87,11 @@ fn run_check(args: &CatalogCheckArgs) -> Result<Verdict, Failure> {
         )),
         Err(error) => {
             if args.json {
-                write_stdout(&render_errors_json(&name, error.errors()))?;
+                write_stdout(render_errors_json(&name, error.errors()))?;
             }
             Err(Failure::Invalid(error.to_string()))
         }
     }
-}
-
-fn write_stdout(text: &str) -> Result<(), Failure> {
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes()).map_err(stdout_error)?;
-    stdout.flush().map_err(stdout_error)
 }
 
 fn render_text(name: &str, catalog: &Catalog) -> String {

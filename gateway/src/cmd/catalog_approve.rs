@@ -188,7 +188,7 @@ pub(crate) fn run(args: &CatalogApproveArgs) -> Result<Verdict, Failure> {
         ))
     })?;
     write_atomically(&args.file, rewritten.as_bytes())?;
-    write_stdout(&format!(
+    write_stdout(format!(
         "approved {} tool{} in {} (only those entries were rewritten)\n",
         replacements.len(),
         if replacements.len() == 1 { "" } else { "s" },

@@ -44,11 +44,11 @@ pub(crate) fn json_string(text: &str) -> String {
 }
 
 /// Writes `text` to standard output and flushes it (a closed pipe exits quietly).
-pub(crate) fn write_stdout(text: &str) -> Result<(), Failure> {
+pub(crate) fn write_stdout(text: impl AsRef<[u8]>) -> Result<(), Failure> {
     use std::io::Write;
     let mut stdout = std::io::stdout().lock();
     stdout
-        .write_all(text.as_bytes())
+        .write_all(text.as_ref())
         .map_err(crate::outcome::stdout_error)?;
     stdout.flush().map_err(crate::outcome::stdout_error)
 }

@@ -7,9 +7,9 @@ use catalog_fold::CatalogDigest;
 use jcs_digest::{Profile, write_canonical_str};
 
 use crate::cli::DigestArgs;
-use crate::cmd::common::profile_from_label;
+use crate::cmd::common::{profile_from_label, write_stdout};
 use crate::input::{display_name, read_input};
-use crate::outcome::{Failure, Verdict, stdout_error};
+use crate::outcome::{Failure, Verdict};
 
 pub(crate) fn run(args: &DigestArgs) -> Result<Verdict, Failure> {
     let profile = profile_from_label(args.label.as_deref())?;
@@ -19,9 +19,7 @@ pub(crate) fn run(args: &DigestArgs) -> Result<Verdict, Failure> {
     } else {
         render_text(&catalog)
     };
-    let mut stdout = std::io::stdout().lock();
-    stdout.write_all(&text).map_err(stdout_error)?;
-    stdout.flush().map_err(stdout_error)?;
+    write_stdout(text)?;
     Ok(Verdict::Pass)
 }
 

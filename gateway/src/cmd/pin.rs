@@ -281,7 +281,7 @@ pub(crate) fn run(args: &PinArgs) -> Result<Verdict, Failure> {
         if kept == 1 { "y" } else { "ies" },
     );
     if args.json {
-        write_stdout(&format!(
+        write_stdout(format!(
             "{}\n",
             jcs_digest::order::Sorted(&summary_json(&label, path, &pinned))
         ))?;
