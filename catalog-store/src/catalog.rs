@@ -4,7 +4,6 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use jcs_digest::{Digest, JsonType};
-use serde_json::{Map, Value};
 
 use crate::binding::ServerBinding;
 use crate::document::{DocumentRead, ElementRead};
@@ -16,13 +15,14 @@ use crate::invisible::{InvisibleText, invisible_text};
 use crate::location::child;
 use crate::measurement::{CatalogMeasurement, entry_digest, measure};
 use crate::members::Problems;
+use crate::small::SmallObject;
 use crate::warning::{CatalogWarning, find_warnings};
 
 #[cfg(test)]
 mod two_threads;
 
 /// The members of the object form of a catalog file.
-const CATALOG_MEMBERS: &[&str] = &["catalog_version", "entries"];
+pub(crate) const CATALOG_MEMBERS: &[&str] = &["catalog_version", "entries"];
 
 const WHY_CATALOG: &str = "A typo in a security file must not load quietly: fix or remove it";
 
@@ -268,7 +268,7 @@ fn read_shape<'a>(
 
 /// The object form: `members` (without `entries` when it is an array: then `entries`).
 fn read_catalog_object<'a>(
-    object: &Map<String, Value>,
+    object: &SmallObject,
     entries: Option<Vec<ElementRead<'a>>>,
     errors: &mut Vec<CatalogError>,
 ) -> (Option<String>, Vec<ElementRead<'a>>, String) {

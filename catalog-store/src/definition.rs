@@ -18,6 +18,7 @@ use crate::code_points::is_invisible;
 use crate::error::CatalogError;
 use crate::location::child;
 use crate::members::Problems;
+use crate::small::{SmallObject, SmallValue};
 
 /// The members an approved definition may carry: the six that are hashed (seed 000 §3), with
 /// the seed 003 §2 snake_case spellings of the two schemas.
@@ -250,9 +251,9 @@ impl DefinitionMembers<'_> {
 /// The name a valid entry's definition is normalized with: `upstream_name`, or `tool_name`
 /// when it is absent or `null`; `None` when that member is not a non-empty string (the entry
 /// is then invalid). The rule `read_entry` reads the two members by.
-pub(crate) fn entry_upstream_name(entry: &Map<String, Value>) -> Option<&str> {
+pub(crate) fn entry_upstream_name(entry: &SmallObject) -> Option<&str> {
     let written = match entry.get("upstream_name") {
-        None | Some(Value::Null) => entry.get("tool_name"),
+        None | Some(SmallValue::Null) => entry.get("tool_name"),
         written => written,
     };
     written?.as_str().filter(|text| !text.is_empty())

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use catalog_key::ToolKey;
 use jcs_digest::Digest;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use server_identity::UtcTimestamp;
 
 use crate::added_at::check_rfc3339;
@@ -18,6 +18,7 @@ use crate::error::CatalogError;
 use crate::location::{EntryRef, child, element};
 use crate::members::{Field, Problems, json_type};
 use crate::server::read_server;
+use crate::small::{SmallObject, SmallValue};
 
 /// The members an entry may carry.
 pub(crate) const ENTRY_MEMBERS: &[&str] = &[
@@ -195,7 +196,7 @@ pub(crate) fn read_entry(
     };
     let named = entry
         .get("tool_name")
-        .and_then(Value::as_str)
+        .and_then(SmallValue::as_str)
         .map(str::to_owned);
     let mut problems = Problems {
         entry: Some(EntryRef {
@@ -228,7 +229,7 @@ pub(crate) fn read_entry(
         other => other.map(str::to_owned),
     };
 
-    if let (Field::Valid(name), Some(Value::String(_))) =
+    if let (Field::Valid(name), Some(SmallValue::String(_))) =
         (&upstream_name, entry.get("upstream_name"))
     {
         refuse_control_characters(&mut problems, name, &pointer, "upstream_name");
@@ -354,11 +355,11 @@ pub(crate) fn read_entry(
 /// The `server` member, which must be an object.
 fn server_object<'v>(
     problems: &mut Problems<'_>,
-    entry: &'v Map<String, Value>,
+    entry: &'v SmallObject,
     pointer: &str,
-) -> Option<&'v Map<String, Value>> {
+) -> Option<&'v SmallObject> {
     match entry.get("server") {
-        Some(Value::Object(object)) => Some(object),
+        Some(SmallValue::Object(object)) => Some(object),
         Some(other) => {
             problems.wrong_type(child(pointer, "server"), "an object", other);
             None
@@ -382,7 +383,7 @@ fn server_object<'v>(
 /// wrong, the error shows the value to paste.
 fn check_definition_hash(
     problems: &mut Problems<'_>,
-    entry: &Map<String, Value>,
+    entry: &SmallObject,
     pointer: &str,
     recomputed: Option<Digest>,
     upstream_name: &str,
@@ -401,7 +402,7 @@ fn check_definition_hash(
             }
             return None;
         }
-        Some(Value::String(text)) => text,
+        Some(SmallValue::String(text)) => text,
         Some(other) => {
             let found = json_type(other);
             problems.push(CatalogError::WrongType {

@@ -2,7 +2,6 @@
 
 use std::ffi::OsStr;
 
-use serde_json::{Map, Value};
 use server_identity::{AnchorsError, Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
 
 use crate::binding::{NetworkServer, ServerBinding, ServerSketch};
@@ -12,6 +11,7 @@ use crate::local::{is_present, read_local};
 use crate::location::{child, element};
 use crate::members::{Field, Problems};
 use crate::schema::{LOCAL_ONLY_MEMBERS, SERVER_MEMBERS};
+use crate::small::{SmallObject, SmallValue};
 use crate::upstream_url::UpstreamUrl;
 
 const WHY_SERVER: &str = "A typo in a security file must not load quietly: fix or remove it";
@@ -20,7 +20,7 @@ const WHY_SERVER: &str = "A typo in a security file must not load quietly: fix o
 /// `path_var` is the gateway's `PATH`, on which a local server's bare `command[0]` is looked up.
 pub(crate) fn read_server(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject,
     pointer: &str,
     path_var: Option<&OsStr>,
 ) -> (Option<ServerBinding>, ServerSketch) {
@@ -201,7 +201,7 @@ fn parse_fingerprint(
 /// primary. `None` when a problem was recorded.
 fn read_backups(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject,
     pointer: &str,
     primary: Field<Fingerprint>,
 ) -> Option<Vec<Fingerprint>> {
@@ -221,7 +221,7 @@ fn read_backups(
     for (index, element_value) in elements.iter().enumerate() {
         let element_pointer = element(&backups_pointer, index);
         let text = match element_value {
-            Value::String(text) => Field::Valid(text.as_str()),
+            SmallValue::String(text) => Field::Valid(text.as_str()),
             other => {
                 problems.wrong_type(element_pointer, "a fingerprint string", other);
                 all_valid = false;
@@ -253,7 +253,7 @@ fn read_backups(
 /// `rotation_mode` or `tls_trust`.
 fn read_mode<M>(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject,
     pointer: &str,
     member: &'static str,
 ) -> Field<M>
