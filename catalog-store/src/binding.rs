@@ -81,9 +81,52 @@ impl ServerBinding {
 }
 
 /// What a collision report says about an entry's server, readable even when the entry is not.
+#[derive(Clone)]
 pub(crate) struct ServerSketch {
     pub(crate) url: String,
     pub(crate) identity: String,
+}
+
+impl ServerSketch {
+    /// The sketch of a valid server: the texts its reader (`read_server`, `read_local`) writes
+    /// for an invalid one, from the values it was read into. Written only for a collision
+    /// report, not for every entry.
+    pub(crate) fn of_binding(binding: &ServerBinding) -> ServerSketch {
+        match binding {
+            ServerBinding::Network(server) => ServerSketch {
+                url: server.url().as_str().to_owned(),
+                // A valid server has an anchor, and a `spiffe_id` kept as written.
+                identity: match (server.tls_fingerprint(), server.spiffe_id()) {
+                    (Some(fingerprint), _) => format!("tls_fingerprint: {fingerprint}"),
+                    (None, Some(id)) => format!("spiffe_id: {id}"),
+                    (None, None) => "no identity anchor".to_owned(),
+                },
+            },
+            ServerBinding::Local(server) => {
+                let program = server.program().display();
+                ServerSketch {
+                    url: format!("command {:?} (program {program})", server.command()),
+                    // A valid local server's program is one of its entrypoints.
+                    identity: server
+                        .entrypoint_digests()
+                        .iter()
+                        .find(|(path, _)| *path == server.program())
+                        .map_or_else(
+                            || "no digest for the program".to_owned(),
+                            |(_, digest)| format!("entrypoint_digests: {digest} for {program}"),
+                        ),
+                }
+            }
+        }
+    }
+
+    /// The sketch of an entry without a readable `server` object.
+    pub(crate) fn no_server() -> ServerSketch {
+        ServerSketch {
+            url: String::new(),
+            identity: "no server".to_owned(),
+        }
+    }
 }
 
 /// A network upstream: its URL and the identity anchors its TLS handshake must satisfy.

@@ -8,7 +8,7 @@ use jcs_digest::{Digest, JsonType};
 use crate::binding::ServerBinding;
 use crate::document::{DocumentRead, ElementRead};
 use crate::endpoint::conflicting_identities;
-use crate::entry::{CatalogEntry, EntrySketch, ReadEntry, read_entry};
+use crate::entry::{CatalogEntry, ReadEntry, Sketch, SketchView, read_entry};
 use crate::error::{CatalogError, CatalogLoadError, CollidingEntry};
 use crate::halves::{Threads, in_two_halves};
 use crate::invisible::{InvisibleText, invisible_text};
@@ -153,16 +153,25 @@ impl Catalog {
         let mut entries = Vec::with_capacity(read.len());
         let mut checks = Vec::with_capacity(read.len());
         let mut sketches = Vec::with_capacity(read.len());
-        for (entry, sketch, entry_errors) in read {
+        for (index, (entry, sketch, entry_errors)) in read.into_iter().enumerate() {
             if let Some((entry, checked)) = entry {
+                sketches.push(Sketch::Valid {
+                    index,
+                    position: entries.len(),
+                });
                 entries.push(entry);
                 checks.push(checked);
             }
-            sketches.extend(sketch);
+            sketches.extend(sketch.map(Sketch::Invalid));
             errors.extend(entry_errors);
         }
-        errors.extend(conflicting_identities(&sketches, &entries_pointer));
-        errors.extend(collisions(&sketches));
+        let views: Vec<SketchView<'_>> = sketches
+            .iter()
+            .filter_map(|sketch| sketch.view(&entries))
+            .collect();
+        errors.extend(conflicting_identities(&views, &entries_pointer));
+        errors.extend(collisions(&views));
+        drop(views);
         if !errors.is_empty() {
             return Err(invalid(errors));
         }
@@ -309,29 +318,37 @@ fn read_catalog_object<'a>(
 /// Seed 003 §3: every `tool_name` held by two or more entries refuses the catalog. Entries
 /// are compared by exact name, whether or not they are otherwise valid, and whether or not
 /// they name the same server. One error per name, in order of first appearance.
-fn collisions(sketches: &[EntrySketch]) -> Vec<CatalogError> {
-    let mut by_name: HashMap<&str, Vec<&EntrySketch>> = HashMap::new();
-    let mut order: Vec<&str> = Vec::new();
-    for sketch in sketches {
-        let holders = by_name.entry(&sketch.tool_name).or_default();
-        if holders.is_empty() {
-            order.push(&sketch.tool_name);
+fn collisions(sketches: &[SketchView<'_>]) -> Vec<CatalogError> {
+    // The first holder of each name, and the later ones of the (few) names held twice.
+    let mut first_by_name: HashMap<&str, usize> = HashMap::with_capacity(sketches.len());
+    let mut later: HashMap<usize, Vec<&SketchView<'_>>> = HashMap::new();
+    for (position, sketch) in sketches.iter().enumerate() {
+        let first = *first_by_name.entry(sketch.tool_name).or_insert(position);
+        if first != position {
+            later.entry(first).or_default().push(sketch);
         }
-        holders.push(sketch);
     }
-    order
+    // In order of first appearance.
+    let mut firsts: Vec<usize> = later.keys().copied().collect();
+    firsts.sort_unstable();
+    let colliding = |sketch: &SketchView<'_>| {
+        let server = sketch.server_sketch();
+        CollidingEntry {
+            index: sketch.index,
+            url: server.url,
+            identity: server.identity,
+        }
+    };
+    firsts
         .into_iter()
-        .filter_map(|name| {
-            let holders = by_name.get(name).filter(|holders| holders.len() > 1)?;
+        .filter_map(|first| {
+            let holder = sketches.get(first)?;
+            let later = later.get(&first)?;
             Some(CatalogError::DuplicateToolName {
-                tool_name: name.to_owned(),
-                entries: holders
-                    .iter()
-                    .map(|sketch| CollidingEntry {
-                        index: sketch.index,
-                        url: sketch.server.url.clone(),
-                        identity: sketch.server.identity.clone(),
-                    })
+                tool_name: holder.tool_name.to_owned(),
+                entries: std::iter::once(holder)
+                    .chain(later.iter().copied())
+                    .map(colliding)
                     .collect(),
             })
         })

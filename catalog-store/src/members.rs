@@ -40,14 +40,25 @@ impl<T> Field<T> {
 
 /// The problems of one entry (or of the catalog object), and where they are.
 pub(crate) struct Problems<'a> {
-    pub(crate) entry: Option<EntryRef>,
+    pub(crate) entry: Option<EntryAt<'a>>,
     pub(crate) errors: &'a mut Vec<CatalogError>,
+}
+
+/// The entry problems are recorded for: its index and its `tool_name` when readable, copied
+/// into each problem's [`EntryRef`] (not before: most entries have none).
+#[derive(Clone, Copy)]
+pub(crate) struct EntryAt<'a> {
+    pub(crate) index: usize,
+    pub(crate) tool_name: Option<&'a str>,
 }
 
 impl Problems<'_> {
     pub(crate) fn at(&self, pointer: String) -> Location {
         Location {
-            entry: self.entry.clone(),
+            entry: self.entry.map(|entry| EntryRef {
+                index: entry.index,
+                tool_name: entry.tool_name.map(str::to_owned),
+            }),
             pointer,
         }
     }

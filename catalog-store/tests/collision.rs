@@ -99,3 +99,48 @@ fn names_that_differ_only_in_case_are_not_collisions() {
     let other = crate::support::entry_one_named("Salesforce.Query");
     assert!(crate::support::load(&json!([entry_one(), other])).is_ok());
 }
+
+/// A valid entry's server is described from its binding, an invalid server's from what was
+/// read: the two lines are the same for one server (fingerprint written in another form,
+/// SPIFFE ID alone), whichever entry is the invalid one.
+#[test]
+fn a_valid_and_an_invalid_server_are_shown_alike() {
+    let colon_form = FP_A
+        .trim_start_matches("SHA256:")
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| String::from_utf8_lossy(pair).to_uppercase())
+        .collect::<Vec<_>>()
+        .join(":");
+    let spiffe_only = without(entry_one(), "/server/tls_fingerprint");
+    for (entry, line) in [
+        (
+            entry_one(),
+            format!("  - https://mcp.salesforce.com/mcp (tls_fingerprint: {FP_A})"),
+        ),
+        (
+            with(entry_one(), "/server/tls_fingerprint", json!(colon_form)),
+            format!("  - https://mcp.salesforce.com/mcp (tls_fingerprint: {FP_A})"),
+        ),
+        (
+            spiffe_only,
+            "  - https://mcp.salesforce.com/mcp (spiffe_id: spiffe://corp.example/salesforce/mcp-server)"
+                .to_owned(),
+        ),
+    ] {
+        // A typo in the server object: the server is invalid, its fields readable.
+        let invalid = with(entry.clone(), "/server/tls_fingerprnt", json!("x"));
+        for document in [json!([entry.clone(), invalid.clone()]), json!([invalid, entry])] {
+            let messages = error_messages(&document);
+            assert_eq!(messages.len(), 2, "{messages:#?}");
+            assert_eq!(
+                messages[1],
+                format!(
+                    "Duplicate tool name in catalog: \"salesforce.query\" is registered by two \
+                     different servers:\n{line}\n{line}\n\
+                     Each tool name must map to exactly one upstream server."
+                )
+            );
+        }
+    }
+}

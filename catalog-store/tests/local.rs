@@ -509,6 +509,32 @@ fn a_duplicate_local_tool_name_shows_the_command_and_the_program_s_digest() {
     );
 }
 
+/// A valid local server is described from its binding, an invalid one from what was read:
+/// the same line for one command.
+#[test]
+fn a_valid_and_an_invalid_local_server_are_shown_alike() {
+    let invalid = with(local_entry(), "/server/url", json!("https://a.example/mcp"));
+    let line = format!(
+        "  - command [\"/usr/bin/node\", \"/opt/mcp/everything/dist/index.js\", \"stdio\"] \
+         (program /usr/bin/node) (entrypoint_digests: {NODE} for /usr/bin/node)"
+    );
+    for document in [
+        json!([local_entry(), invalid.clone()]),
+        json!([invalid, local_entry()]),
+    ] {
+        let messages = error_messages(&document);
+        assert_eq!(messages.len(), 2, "{messages:#?}");
+        assert_eq!(
+            messages[1],
+            format!(
+                "Duplicate tool name in catalog: \"everything.echo\" is registered by two \
+                 different servers:\n{line}\n{line}\nEach tool name must map to exactly one \
+                 upstream server."
+            )
+        );
+    }
+}
+
 #[test]
 fn wrong_types_and_an_empty_path_in_local_members_are_named() {
     assert_eq!(
