@@ -1,6 +1,7 @@
 //! The server an entry is bound to, as values: where it is and how to know it is the one
 //! (seed 003 §1, docs/design.md §3). Reading them from the file is `server.rs`'s business.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -62,20 +63,25 @@ impl ServerBinding {
         }
     }
 
-    /// Everything that identifies the server, without the display name: entries with equal
-    /// keys share one upstream connection (or process).
-    pub(crate) fn identity_key(&self) -> String {
+    /// Everything that identifies the server of an entry of a catalog that loaded, without
+    /// the display name: entries with equal keys share one upstream connection (or process).
+    ///
+    /// A network server's key is its URL as written, not allocated: in a catalog that loaded,
+    /// entries whose URLs reach one TLS endpoint carry one identity (`endpoint.rs` refuses it
+    /// otherwise), so two entries with one URL have the same anchors. A local server's key
+    /// starts with `local`, which no URL (`https://…`) does.
+    pub(crate) fn identity_key(&self) -> Cow<'_, str> {
         match self {
-            ServerBinding::Network(server) => server.identity_key(),
+            ServerBinding::Network(server) => Cow::Borrowed(server.url().as_str()),
             // Debug escapes every string, so distinct servers cannot collide.
-            ServerBinding::Local(server) => format!(
+            ServerBinding::Local(server) => Cow::Owned(format!(
                 "local\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
                 server.command,
                 server.cwd,
                 server.env,
                 server.inherit_env,
                 server.entrypoint_digests
-            ),
+            )),
         }
     }
 }
@@ -188,25 +194,6 @@ impl NetworkServer {
     /// The backups in canonical text order: a set, whatever order the file lists them in.
     pub(crate) fn sorted_backup_fingerprints(&self) -> Vec<String> {
         sorted_backup_fingerprints(&self.anchors)
-    }
-
-    fn identity_key(&self) -> String {
-        let mut key = format!(
-            "{}\n{}\n{}",
-            self.url,
-            self.rotation_mode(),
-            self.tls_trust()
-        );
-        if let Some(fingerprint) = self.tls_fingerprint() {
-            key.push_str(&format!("\n{fingerprint}"));
-        }
-        for backup in self.sorted_backup_fingerprints() {
-            key.push_str(&format!("\nbackup {backup}"));
-        }
-        if let Some(spiffe_id) = self.spiffe_id() {
-            key.push_str(&format!("\nspiffe {spiffe_id}"));
-        }
-        key
     }
 }
 

@@ -1,5 +1,6 @@
 //! `Catalog`: load, validate, refuse collisions, index, measure (seed 003 §2–3, docs/design.md §4).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -176,7 +177,7 @@ impl Catalog {
             return Err(invalid(errors));
         }
 
-        let server_keys: Vec<String> = entries
+        let server_keys: Vec<Cow<'_, str>> = entries
             .iter()
             .map(|entry| entry.server().identity_key())
             .collect();
@@ -355,7 +356,7 @@ fn collisions(sketches: &[SketchView<'_>]) -> Vec<CatalogError> {
         .collect()
 }
 
-fn group_servers(entries: &[CatalogEntry], server_keys: &[String]) -> Vec<UpstreamServer> {
+fn group_servers(entries: &[CatalogEntry], server_keys: &[Cow<'_, str>]) -> Vec<UpstreamServer> {
     let mut servers: Vec<UpstreamServer> = Vec::new();
     let mut by_key: HashMap<&str, usize> = HashMap::new();
     for (entry, key) in entries.iter().zip(server_keys) {
