@@ -278,7 +278,7 @@ fn read_shape<'a>(
 
 /// The object form: `members` (without `entries` when it is an array: then `entries`).
 fn read_catalog_object<'a>(
-    object: &SmallObject,
+    object: &SmallObject<'_>,
     entries: Option<Vec<ElementRead<'a>>>,
     errors: &mut Vec<CatalogError>,
 ) -> (Option<String>, Vec<ElementRead<'a>>, String) {

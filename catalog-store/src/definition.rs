@@ -251,7 +251,7 @@ impl DefinitionMembers<'_> {
 /// The name a valid entry's definition is normalized with: `upstream_name`, or `tool_name`
 /// when it is absent or `null`; `None` when that member is not a non-empty string (the entry
 /// is then invalid). The rule `read_entry` reads the two members by.
-pub(crate) fn entry_upstream_name(entry: &SmallObject) -> Option<&str> {
+pub(crate) fn entry_upstream_name<'v>(entry: &'v SmallObject<'_>) -> Option<&'v str> {
     let written = match entry.get("upstream_name") {
         None | Some(SmallValue::Null) => entry.get("tool_name"),
         written => written,

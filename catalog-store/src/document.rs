@@ -20,7 +20,7 @@ use crate::small::{SmallObject, SmallValue, member_name};
 pub(crate) enum ElementRead<'a> {
     /// An object: its members other than `approved_definition`, and that one.
     Entry {
-        members: SmallObject,
+        members: SmallObject<'a>,
         definition: Option<DefinitionRead<'a>>,
     },
     /// Not an object, so not an entry.
@@ -34,7 +34,7 @@ pub(crate) enum DocumentRead<'a> {
     /// The object form: its members, with `entries` read as entries when it is an array (and
     /// then not among `members`).
     Object {
-        members: SmallObject,
+        members: SmallObject<'a>,
         entries: Option<Vec<ElementRead<'a>>>,
     },
     /// Neither an array nor an object.
@@ -59,7 +59,7 @@ impl<'a> DocumentRead<'a> {
                     if name == "entries" && reader.peek() == Some(JsonType::Array) {
                         entries = Some(reader.elements_with(read_element)?);
                     } else {
-                        members.insert(name, SmallValue::read(&mut reader)?);
+                        members.insert(name, SmallValue::read(&mut reader, bytes)?);
                     }
                 }
                 DocumentRead::Object { members, entries }
@@ -116,7 +116,7 @@ impl<'a> ElementRead<'a> {
                     definition = Some(DefinitionRead::read(reader, input, canonical)?);
                 } else {
                     let name = member_name(name);
-                    members.insert(name, SmallValue::read(reader)?);
+                    members.insert(name, SmallValue::read(reader, input)?);
                 }
             }
             Ok(ElementRead::entry(members, definition, canonical))
@@ -125,7 +125,7 @@ impl<'a> ElementRead<'a> {
 
     /// The entry of `members` and `definition`, whose canonical bytes are in `canonical`.
     fn entry(
-        members: SmallObject,
+        members: SmallObject<'a>,
         mut definition: Option<DefinitionRead<'a>>,
         canonical: &mut Vec<u8>,
     ) -> ElementRead<'a> {

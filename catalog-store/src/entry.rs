@@ -411,11 +411,11 @@ pub(crate) fn read_entry(
 }
 
 /// The `server` member, which must be an object.
-fn server_object<'v>(
+fn server_object<'v, 's>(
     problems: &mut Problems<'_>,
-    entry: &'v SmallObject,
+    entry: &'v SmallObject<'s>,
     pointer: &str,
-) -> Option<&'v SmallObject> {
+) -> Option<&'v SmallObject<'s>> {
     match entry.get("server") {
         Some(SmallValue::Object(object)) => Some(object),
         Some(other) => {
@@ -441,7 +441,7 @@ fn server_object<'v>(
 /// wrong, the error shows the value to paste.
 fn check_definition_hash(
     problems: &mut Problems<'_>,
-    entry: &SmallObject,
+    entry: &SmallObject<'_>,
     pointer: &str,
     recomputed: Option<Digest>,
     upstream_name: &str,
@@ -478,7 +478,7 @@ fn check_definition_hash(
         Err(source) => {
             problems.push(CatalogError::BadDefinitionHash {
                 at: at(problems),
-                value: text.clone(),
+                value: text.to_string(),
                 source,
                 recomputed,
             });

@@ -15,7 +15,7 @@ use crate::schema::NETWORK_ONLY_MEMBERS;
 use crate::small::{SmallObject, SmallValue};
 
 /// Whether `member` is present and not `null` (`null` is the same as absent).
-pub(crate) fn is_present(object: &SmallObject, member: &str) -> bool {
+pub(crate) fn is_present(object: &SmallObject<'_>, member: &str) -> bool {
     !matches!(object.get(member), None | Some(SmallValue::Null))
 }
 
@@ -23,7 +23,7 @@ pub(crate) fn is_present(object: &SmallObject, member: &str) -> bool {
 /// a bare `command[0]` is looked up. `None` when a problem was recorded.
 pub(crate) fn read_local(
     problems: &mut Problems<'_>,
-    server: &SmallObject,
+    server: &SmallObject<'_>,
     pointer: &str,
     display_name: Option<&str>,
     path_var: Option<&OsStr>,
@@ -100,7 +100,7 @@ pub(crate) fn read_local(
 /// A string no process argument, path or variable can carry a NUL in.
 fn process_text<'v>(
     problems: &mut Problems<'_>,
-    value: &'v SmallValue,
+    value: &'v SmallValue<'_>,
     pointer: String,
     expected: &'static str,
 ) -> Option<&'v str> {
@@ -121,7 +121,7 @@ fn process_text<'v>(
 /// `command`: a non-empty array of strings, `command[0]` non-empty.
 fn read_command(
     problems: &mut Problems<'_>,
-    server: &SmallObject,
+    server: &SmallObject<'_>,
     pointer: &str,
 ) -> Option<Vec<String>> {
     let command_pointer = child(pointer, "command");
@@ -169,7 +169,11 @@ fn read_command(
 }
 
 /// `cwd`: required, an absolute path.
-fn read_cwd(problems: &mut Problems<'_>, server: &SmallObject, pointer: &str) -> Option<PathBuf> {
+fn read_cwd(
+    problems: &mut Problems<'_>,
+    server: &SmallObject<'_>,
+    pointer: &str,
+) -> Option<PathBuf> {
     let cwd_pointer = child(pointer, "cwd");
     let Some(value) = server.get("cwd").filter(|value| !value.is_null()) else {
         let at = problems.at(cwd_pointer);
@@ -311,7 +315,7 @@ fn check_variable_name(problems: &mut Problems<'_>, name: &str, pointer: String)
 /// `env`: optional, an object of string values.
 fn read_env(
     problems: &mut Problems<'_>,
-    server: &SmallObject,
+    server: &SmallObject<'_>,
     pointer: &str,
 ) -> Option<BTreeMap<String, String>> {
     let env_pointer = child(pointer, "env");
@@ -342,7 +346,7 @@ fn read_env(
 /// `inherit_env`: optional, an array of variable names, each once and none also in `env`.
 fn read_inherit_env(
     problems: &mut Problems<'_>,
-    server: &SmallObject,
+    server: &SmallObject<'_>,
     pointer: &str,
     env: Option<&BTreeMap<String, String>>,
 ) -> Option<Vec<String>> {
@@ -389,7 +393,7 @@ fn read_inherit_env(
 /// paths are resolved against `cwd`.
 fn read_digests(
     problems: &mut Problems<'_>,
-    server: &SmallObject,
+    server: &SmallObject<'_>,
     pointer: &str,
     cwd: &Path,
 ) -> Option<EntrypointDigests> {

@@ -70,7 +70,7 @@ impl Problems<'_> {
     /// Records every member of `object` not in `allowed`, with a suggestion for near misses.
     pub(crate) fn refuse_unknown_members(
         &mut self,
-        object: &SmallObject,
+        object: &SmallObject<'_>,
         pointer: &str,
         allowed: &'static [&'static str],
         why: &'static str,
@@ -106,7 +106,7 @@ impl Problems<'_> {
     /// A member that must be a non-empty string.
     pub(crate) fn required_string<'v>(
         &mut self,
-        object: &'v SmallObject,
+        object: &'v SmallObject<'_>,
         pointer: &str,
         member: &'static str,
         hint: &'static str,
@@ -124,7 +124,7 @@ impl Problems<'_> {
     /// A member that may be absent or `null`, and otherwise must be a non-empty string.
     pub(crate) fn optional_string<'v>(
         &mut self,
-        object: &'v SmallObject,
+        object: &'v SmallObject<'_>,
         pointer: &str,
         member: &'static str,
         hint: &'static str,
@@ -137,13 +137,13 @@ impl Problems<'_> {
 
     /// A member that may be absent or `null` (read as empty), and otherwise must be an array
     /// (`expected` names what of). `None` when it is not (the problem is recorded).
-    pub(crate) fn optional_array<'v>(
+    pub(crate) fn optional_array<'v, 's>(
         &mut self,
-        object: &'v SmallObject,
+        object: &'v SmallObject<'s>,
         pointer: &str,
         member: &'static str,
         expected: &'static str,
-    ) -> Option<&'v [SmallValue]> {
+    ) -> Option<&'v [SmallValue<'s>]> {
         match object.get(member) {
             None | Some(SmallValue::Null) => Some(&[]),
             Some(SmallValue::Array(elements)) => Some(elements),
@@ -156,7 +156,7 @@ impl Problems<'_> {
 
     fn non_empty_string<'v>(
         &mut self,
-        value: &'v SmallValue,
+        value: &'v SmallValue<'_>,
         pointer: &str,
         member: &'static str,
         hint: &'static str,
@@ -179,7 +179,7 @@ impl Problems<'_> {
         &mut self,
         pointer: String,
         expected: &'static str,
-        found: &SmallValue,
+        found: &SmallValue<'_>,
     ) {
         self.wrong_type_of(pointer, expected, found.json_type());
     }
@@ -201,7 +201,7 @@ impl Problems<'_> {
 }
 
 /// The JSON type of `value`, with its article, for messages.
-pub(crate) fn json_type(value: &SmallValue) -> &'static str {
+pub(crate) fn json_type(value: &SmallValue<'_>) -> &'static str {
     value.json_type().with_article()
 }
 

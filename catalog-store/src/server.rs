@@ -21,7 +21,7 @@ const WHY_SERVER: &str = "A typo in a security file must not load quietly: fix o
 /// When it is invalid: what a collision report says of it.
 pub(crate) fn read_server(
     problems: &mut Problems<'_>,
-    server: &SmallObject,
+    server: &SmallObject<'_>,
     pointer: &str,
     path_var: Option<&OsStr>,
 ) -> Result<ServerBinding, ServerSketch> {
@@ -208,7 +208,7 @@ fn parse_fingerprint(
 /// primary. `None` when a problem was recorded.
 fn read_backups(
     problems: &mut Problems<'_>,
-    server: &SmallObject,
+    server: &SmallObject<'_>,
     pointer: &str,
     primary: Field<Fingerprint>,
 ) -> Option<Vec<Fingerprint>> {
@@ -229,7 +229,7 @@ fn read_backups(
     let mut all_valid = true;
     for (index, element_value) in elements.iter().enumerate() {
         let text = match element_value {
-            SmallValue::String(text) => Field::Valid(text.as_str()),
+            SmallValue::String(text) => Field::Valid(&**text),
             other => {
                 problems.wrong_type(element_pointer(index), "a fingerprint string", other);
                 all_valid = false;
@@ -265,7 +265,7 @@ fn read_backups(
 /// `rotation_mode` or `tls_trust`.
 fn read_mode<M>(
     problems: &mut Problems<'_>,
-    server: &SmallObject,
+    server: &SmallObject<'_>,
     pointer: &str,
     member: &'static str,
 ) -> Field<M>

@@ -19,35 +19,43 @@ use crate::schema::SERVER_MEMBERS;
 /// The room an object is given at its first member.
 const MEMBERS_AT_FIRST: usize = 7;
 
-/// A member value, as the schema readers see it.
+/// A member value, as the schema readers see it; its strings borrowed from the document
+/// when they are written without escapes (most are: names, URLs, fingerprints, times).
 #[derive(Debug, PartialEq)]
-pub(crate) enum SmallValue {
+pub(crate) enum SmallValue<'a> {
     Null,
     /// `true`, `false` or a number (read strictly): no check looks past its type.
     Scalar(JsonType),
-    String(String),
-    Array(Vec<SmallValue>),
-    Object(SmallObject),
+    String(Cow<'a, str>),
+    Array(Vec<SmallValue<'a>>),
+    Object(SmallObject<'a>),
 }
 
 /// An object's members, in file order (the strict reader has refused duplicate names).
 #[derive(Debug, Default, PartialEq)]
-pub(crate) struct SmallObject {
-    members: Vec<(Cow<'static, str>, SmallValue)>,
+pub(crate) struct SmallObject<'a> {
+    members: Vec<(Cow<'static, str>, SmallValue<'a>)>,
 }
 
-impl SmallValue {
-    /// Reads the next value of `reader`, as the tree reader would (the same errors).
-    pub(crate) fn read(reader: &mut StreamReader<'_>) -> Result<SmallValue, StrictJsonError> {
+impl<'a> SmallValue<'a> {
+    /// Reads the next value of `reader`, a reader of `input`, as the tree reader would (the
+    /// same errors).
+    pub(crate) fn read(
+        reader: &mut StreamReader<'a>,
+        input: &'a [u8],
+    ) -> Result<SmallValue<'a>, StrictJsonError> {
         match reader.peek() {
-            Some(JsonType::String) => Ok(reader
-                .string_value()?
-                .map_or(SmallValue::Null, SmallValue::String)),
+            Some(JsonType::String) => {
+                let start = reader.offset();
+                reader.skip_value()?;
+                let written = input.get(start..reader.offset()).unwrap_or_default();
+                Ok(SmallValue::String(string_text(written)))
+            }
             Some(JsonType::Array) => {
                 reader.enter_array()?;
                 let mut elements = Vec::new();
                 while reader.next_element()? {
-                    elements.push(SmallValue::read(reader)?);
+                    elements.push(SmallValue::read(reader, input)?);
                 }
                 Ok(SmallValue::Array(elements))
             }
@@ -56,7 +64,7 @@ impl SmallValue {
                 let mut object = SmallObject::default();
                 while let Some(name) = reader.next_member()? {
                     let name = member_name(name);
-                    let value = SmallValue::read(reader)?;
+                    let value = SmallValue::read(reader, input)?;
                     object.insert(name, value);
                 }
                 Ok(SmallValue::Object(object))
@@ -66,7 +74,7 @@ impl SmallValue {
         }
     }
 
-    fn of_scalar(found: JsonType) -> SmallValue {
+    fn of_scalar(found: JsonType) -> SmallValue<'a> {
         match found {
             JsonType::Null => SmallValue::Null,
             other => SmallValue::Scalar(other),
@@ -76,10 +84,10 @@ impl SmallValue {
     /// What [`read`](Self::read) gives for the bytes `value` was parsed from (the tree
     /// loader's path, the reference the streaming one is tested against).
     #[cfg(any(test, feature = "reference-loader"))]
-    pub(crate) fn from_value(value: serde_json::Value) -> SmallValue {
+    pub(crate) fn from_value(value: serde_json::Value) -> SmallValue<'static> {
         use serde_json::Value;
         match value {
-            Value::String(text) => SmallValue::String(text),
+            Value::String(text) => SmallValue::String(Cow::Owned(text)),
             Value::Array(elements) => {
                 SmallValue::Array(elements.into_iter().map(SmallValue::from_value).collect())
             }
@@ -111,9 +119,9 @@ impl SmallValue {
     }
 }
 
-impl SmallObject {
+impl<'a> SmallObject<'a> {
     /// The value of member `name`.
-    pub(crate) fn get(&self, name: &str) -> Option<&SmallValue> {
+    pub(crate) fn get(&self, name: &str) -> Option<&SmallValue<'a>> {
         self.members
             .iter()
             .find(|(member, _)| member == name)
@@ -121,7 +129,7 @@ impl SmallObject {
     }
 
     /// Adds a member (whose name, from [`member_name`], the object does not hold yet).
-    pub(crate) fn insert(&mut self, name: Cow<'static, str>, value: SmallValue) {
+    pub(crate) fn insert(&mut self, name: Cow<'static, str>, value: SmallValue<'a>) {
         // An entry or a network server has at most 7 members: room for them at the first,
         // rather than growing three times (no more than a `BTreeMap`'s first node takes).
         if self.members.capacity() == 0 {
@@ -136,8 +144,8 @@ impl SmallObject {
 
     /// The members in name order (code point order, as the tree's `BTreeMap` iterated them):
     /// the order problems are reported in.
-    pub(crate) fn in_name_order(&self) -> Vec<(&str, &SmallValue)> {
-        let mut members: Vec<(&str, &SmallValue)> = self
+    pub(crate) fn in_name_order(&self) -> Vec<(&str, &SmallValue<'a>)> {
+        let mut members: Vec<(&str, &SmallValue<'a>)> = self
             .members
             .iter()
             .map(|(name, value)| (&**name, value))
@@ -148,7 +156,9 @@ impl SmallObject {
 
     /// The object of a tree (the reference loader's path).
     #[cfg(any(test, feature = "reference-loader"))]
-    pub(crate) fn from_map(members: serde_json::Map<String, serde_json::Value>) -> SmallObject {
+    pub(crate) fn from_map(
+        members: serde_json::Map<String, serde_json::Value>,
+    ) -> SmallObject<'static> {
         SmallObject {
             members: members
                 .into_iter()
@@ -156,6 +166,23 @@ impl SmallObject {
                 .collect(),
         }
     }
+}
+
+/// The text of the JSON string written as `written` (read strictly, quotes included):
+/// borrowed when it holds no escape, decoded otherwise.
+fn string_text(written: &[u8]) -> Cow<'_, str> {
+    let inner = written
+        .strip_prefix(b"\"")
+        .and_then(|inner| inner.strip_suffix(b"\""));
+    if let Some(inner) = inner.filter(|inner| !inner.contains(&b'\\')) {
+        // UTF-8: the reader checked it.
+        if let Ok(text) = std::str::from_utf8(inner) {
+            return Cow::Borrowed(text);
+        }
+    }
+    // Read strictly once already, so it reads again.
+    let decoded = StreamReader::new(written).string_value();
+    Cow::Owned(decoded.ok().flatten().unwrap_or_default())
 }
 
 /// `name`, not allocated when it is one the schema knows (most names in a catalog are).
@@ -173,6 +200,8 @@ pub(crate) fn member_name(name: &str) -> Cow<'static, str> {
 
 #[cfg(test)]
 mod unit {
+    use std::borrow::Cow;
+
     use jcs_digest::{JsonType, StreamReader};
 
     use super::{SmallObject, SmallValue};
@@ -182,7 +211,7 @@ mod unit {
     fn a_value_read_from_bytes_is_the_trees() {
         let text = br#"{"url": "https://a.example", "x": [1, true, null, "\u00e9", {}], "server": {"b": 2.5, "a": false}, "n": null}"#;
         let mut reader = StreamReader::new(text);
-        let read = SmallValue::read(&mut reader).unwrap();
+        let read = SmallValue::read(&mut reader, text).unwrap();
         reader.finish().unwrap();
         let tree = SmallValue::from_value(jcs_digest::parse_strict(text).unwrap());
         let SmallValue::Object(object) = &read else {
@@ -195,6 +224,18 @@ mod unit {
             .collect();
         assert_eq!(names, ["n", "server", "url", "x"]);
         assert_eq!(object.get("n"), Some(&SmallValue::Null));
+        // A string without escapes is borrowed from the bytes; one with escapes is decoded.
+        assert!(matches!(
+            object.get("url"),
+            Some(SmallValue::String(Cow::Borrowed("https://a.example")))
+        ));
+        let Some(SmallValue::Array(elements)) = object.get("x") else {
+            panic!()
+        };
+        assert!(matches!(
+            elements.get(3),
+            Some(SmallValue::String(Cow::Owned(text))) if text == "\u{e9}"
+        ));
         let SmallValue::Object(server) = object.get("server").unwrap() else {
             panic!()
         };
@@ -236,7 +277,7 @@ mod unit {
             b"{\"server\": \"\\ud800\"}",
         ] {
             let mut reader = StreamReader::new(text);
-            let read = SmallValue::read(&mut reader).map(|_| ());
+            let read = SmallValue::read(&mut reader, text).map(|_| ());
             let tree = jcs_digest::parse_strict(text).map(|_| ());
             assert_eq!(read.unwrap_err().to_string(), tree.unwrap_err().to_string());
         }
