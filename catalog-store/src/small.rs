@@ -170,7 +170,7 @@ impl<'a> SmallObject<'a> {
 
 /// The text of the JSON string written as `written` (read strictly, quotes included):
 /// borrowed when it holds no escape, decoded otherwise.
-fn string_text(written: &[u8]) -> Cow<'_, str> {
+pub(crate) fn string_text(written: &[u8]) -> Cow<'_, str> {
     let inner = written
         .strip_prefix(b"\"")
         .and_then(|inner| inner.strip_suffix(b"\""));
