@@ -16,6 +16,7 @@ use crate::invisible::{InvisibleText, invisible_text};
 use crate::location::child;
 use crate::measurement::{CatalogMeasurement, entry_digest, measure};
 use crate::members::Problems;
+use crate::server::ServersRead;
 use crate::small::SmallObject;
 use crate::warning::{CatalogWarning, find_warnings};
 
@@ -127,6 +128,7 @@ impl Catalog {
         let (catalog_version, mut elements, entries_pointer) = read_shape(document, &mut errors);
         // Read once: every local server's bare command[0] is resolved on the same PATH.
         let path_var = std::env::var_os("PATH");
+        let servers_read = ServersRead::default();
         // Each entry is checked on its own (its problems, its definition digest, and once it
         // is valid its measurement digest and invisible characters), so the two halves of the
         // array can be checked at once; their results are put back in file order.
@@ -137,6 +139,7 @@ impl Catalog {
                 element,
                 &entries_pointer,
                 &mut entry_errors,
+                &servers_read,
                 path_var.as_deref(),
             );
             // What was read of the entry is freed here, on this entry's thread.

@@ -22,6 +22,11 @@ pub(crate) enum ElementRead<'a> {
     Entry {
         members: SmallObject<'a>,
         definition: Option<DefinitionRead<'a>>,
+        /// The `server` member's value as written (read strictly), when it was read from
+        /// bytes: entries that write one server alike are read once ([`ServersRead`]).
+        ///
+        /// [`ServersRead`]: crate::server::ServersRead
+        server_written: Option<&'a [u8]>,
     },
     /// Not an object, so not an entry.
     NotAnObject(JsonType),
@@ -111,15 +116,27 @@ impl<'a> ElementRead<'a> {
         with_scratch(|canonical| {
             let mut members = SmallObject::default();
             let mut definition = None;
+            let mut server_written = None;
             while let Some(name) = reader.next_member()? {
                 if name == "approved_definition" {
                     definition = Some(DefinitionRead::read(reader, input, canonical)?);
                 } else {
                     let name = member_name(name);
+                    let is_server = name == "server";
+                    reader.peek();
+                    let start = reader.offset();
                     members.insert(name, SmallValue::read(reader, input)?);
+                    if is_server {
+                        server_written = input.get(start..reader.offset());
+                    }
                 }
             }
-            Ok(ElementRead::entry(members, definition, canonical))
+            Ok(ElementRead::entry(
+                members,
+                definition,
+                server_written,
+                canonical,
+            ))
         })
     }
 
@@ -127,6 +144,7 @@ impl<'a> ElementRead<'a> {
     fn entry(
         members: SmallObject<'a>,
         mut definition: Option<DefinitionRead<'a>>,
+        server_written: Option<&'a [u8]>,
         canonical: &mut Vec<u8>,
     ) -> ElementRead<'a> {
         if let Some(DefinitionRead::Object(definition)) = &mut definition {
@@ -135,6 +153,7 @@ impl<'a> ElementRead<'a> {
         ElementRead::Entry {
             members,
             definition,
+            server_written,
         }
     }
 
@@ -147,6 +166,11 @@ impl<'a> ElementRead<'a> {
         let definition = members
             .remove("approved_definition")
             .map(|definition| DefinitionRead::from_value(definition, &mut canonical));
-        ElementRead::entry(SmallObject::from_map(members), definition, &mut canonical)
+        ElementRead::entry(
+            SmallObject::from_map(members),
+            definition,
+            None,
+            &mut canonical,
+        )
     }
 }

@@ -8,7 +8,7 @@
 //! already has its place, `backup_fingerprints`. So the catalog is refused, like a duplicate
 //! tool name, rather than loaded with a warning.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::binding::{LocalServer, NetworkServer, ServerBinding, anchor_differences};
 use crate::entry::SketchView;
@@ -24,6 +24,9 @@ pub(crate) fn conflicting_identities(
 ) -> Vec<CatalogError> {
     let mut first_by_endpoint: HashMap<String, (&SketchView<'_>, &NetworkServer)> = HashMap::new();
     let mut first_by_command: HashMap<String, (&SketchView<'_>, &LocalServer)> = HashMap::new();
+    // Entries that share one binding (`ServersRead`) compare alike: once one has been found to
+    // agree with the earliest entry for its endpoint, the others need no comparison.
+    let mut agreeing: HashSet<*const NetworkServer> = HashSet::new();
     let mut errors = Vec::new();
     for sketch in sketches {
         let server = match sketch.binding {
@@ -49,11 +52,15 @@ pub(crate) fn conflicting_identities(
             }
             None => continue,
         };
+        if agreeing.contains(&std::ptr::from_ref(server)) {
+            continue;
+        }
         let (first, first_server) = *first_by_endpoint
             .entry(server.url().tls_endpoint())
             .or_insert((sketch, server));
         let differences = anchor_differences(server.anchors(), first_server.anchors());
         if differences.is_empty() {
+            agreeing.insert(std::ptr::from_ref(server));
             continue;
         }
         let endpoint = server.url().tls_endpoint();

@@ -2,7 +2,7 @@
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use catalog_key::ToolKey;
 use jcs_digest::Digest;
@@ -17,7 +17,7 @@ use crate::document::ElementRead;
 use crate::error::CatalogError;
 use crate::location::{child, element};
 use crate::members::{EntryAt, Field, Problems, json_type};
-use crate::server::read_server;
+use crate::server::ServersRead;
 use crate::small::{SmallObject, SmallValue};
 
 /// The members an entry may carry.
@@ -41,7 +41,8 @@ pub struct CatalogEntry {
     tool_name: String,
     upstream_name: String,
     key: ToolKey,
-    server: ServerBinding,
+    /// Shared with the other entries that write their server alike (`ServersRead`).
+    server: Arc<ServerBinding>,
     approved_definition: LazyDefinition,
     definition_hash: Digest,
     added_at: String,
@@ -169,7 +170,7 @@ pub(crate) struct EntrySketch {
 /// The `server` of an invalid entry.
 pub(crate) enum SketchedServer {
     /// The `server` object is valid (the rest of the entry is not).
-    Bound(ServerBinding),
+    Bound(Arc<ServerBinding>),
     /// The `server` object is missing or invalid: what a collision report says of it.
     Unbound(ServerSketch),
 }
@@ -208,7 +209,7 @@ impl Sketch {
             }
             Sketch::Invalid(sketch) => {
                 let (binding, unbound) = match &sketch.server {
-                    SketchedServer::Bound(binding) => (Some(binding), None),
+                    SketchedServer::Bound(binding) => (Some(&**binding), None),
                     SketchedServer::Unbound(unbound) => (None, Some(unbound)),
                 };
                 Some(SketchView {
@@ -235,19 +236,21 @@ impl SketchView<'_> {
 
 /// Reads entry `index` of the array at `entries_pointer`; records every problem in `errors`.
 /// `path_var` is the gateway's `PATH` (local servers' bare programs are looked up on it).
-pub(crate) fn read_entry(
+pub(crate) fn read_entry<'a>(
     index: usize,
-    read: &ElementRead<'_>,
+    read: &ElementRead<'a>,
     entries_pointer: &str,
     errors: &mut Vec<CatalogError>,
+    servers: &ServersRead<'a>,
     path_var: Option<&OsStr>,
 ) -> (Option<ReadEntry>, Option<EntrySketch>) {
     let pointer = element(entries_pointer, index);
-    let (entry, definition) = match read {
+    let (entry, definition, server_written) = match read {
         ElementRead::Entry {
             members,
             definition,
-        } => (members, definition),
+            server_written,
+        } => (members, definition, *server_written),
         ElementRead::NotAnObject(found) => {
             let mut problems = Problems {
                 entry: Some(EntryAt {
@@ -297,8 +300,16 @@ pub(crate) fn read_entry(
         refuse_control_characters(&mut problems, name, &pointer, "upstream_name");
     }
 
-    let server = server_object(&mut problems, entry, &pointer)
-        .map(|server| read_server(&mut problems, server, &child(&pointer, "server"), path_var));
+    let server = server_object(&mut problems, entry, &pointer).map(|server| {
+        let server_pointer = || child(&pointer, "server");
+        servers.read(
+            &mut problems,
+            server,
+            server_written,
+            server_pointer,
+            path_var,
+        )
+    });
 
     let definition_pointer = child(&pointer, "approved_definition");
     let upstream = upstream_name.valid();

@@ -1,6 +1,8 @@
 //! `server`: the upstream a tool is bound to, and its identity anchors (seed 003 §1, docs/design.md §3).
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::sync::{Arc, Mutex};
 
 use server_identity::{AnchorsError, Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
 
@@ -15,6 +17,47 @@ use crate::small::{SmallObject, SmallValue};
 use crate::upstream_url::UpstreamUrl;
 
 const WHY_SERVER: &str = "A typo in a security file must not load quietly: fix or remove it";
+
+/// The network servers one load has read, by their `server` object as written: an entry
+/// whose `server` is written byte for byte as an earlier valid one's shares that binding
+/// instead of being read again (a catalog names a few servers in many entries, and reading
+/// each entry's was about a twentieth of a load, its copies as much again to free).
+///
+/// Only valid network servers are kept: one records no problem wherever it is written, so
+/// reading it again would record nothing either. A local server is read every time, as
+/// before: its program is looked up on `PATH` for each entry.
+#[derive(Default)]
+pub(crate) struct ServersRead<'a> {
+    by_text: Mutex<HashMap<&'a [u8], Arc<ServerBinding>>>,
+}
+
+impl<'a> ServersRead<'a> {
+    /// [`read_server`] of `server`, whose value is written as `written` when that is known;
+    /// `pointer` (the object's) is built only when it is read.
+    pub(crate) fn read(
+        &self,
+        problems: &mut Problems<'_>,
+        server: &SmallObject<'_>,
+        written: Option<&'a [u8]>,
+        pointer: impl FnOnce() -> String,
+        path_var: Option<&OsStr>,
+    ) -> Result<Arc<ServerBinding>, ServerSketch> {
+        let known = |written| {
+            let by_text = self.by_text.lock().ok()?;
+            by_text.get(written).cloned()
+        };
+        if let Some(known) = written.and_then(known) {
+            return Ok(known);
+        }
+        let binding = Arc::new(read_server(problems, server, &pointer(), path_var)?);
+        if let (Some(written), ServerBinding::Network(_)) = (written, &*binding) {
+            if let Ok(mut by_text) = self.by_text.lock() {
+                by_text.insert(written, Arc::clone(&binding));
+            }
+        }
+        Ok(binding)
+    }
+}
 
 /// Reads a `server` object, network (`url`) or local (`command`); records every problem.
 /// `path_var` is the gateway's `PATH`, on which a local server's bare `command[0]` is looked up.

@@ -225,3 +225,44 @@ fn two_entries_with_the_same_url_and_the_same_binding_stay_fine() {
     );
     assert_eq!(catalog.warnings(), &[]);
 }
+
+/// Entries that write one server alike share its binding: the second and fourth entries,
+/// written alike, each differ from the first and are each reported; the third, written as
+/// the first, agrees.
+#[test]
+fn servers_written_alike_are_each_compared_with_the_first() {
+    let on_key_b = |name: &str| {
+        with(
+            entry_one_named(name),
+            "/server/tls_fingerprint",
+            json!(FP_B),
+        )
+    };
+    let document = json!([
+        entry_one(),
+        on_key_b("salesforce.describe"),
+        entry_one_named("salesforce_query"),
+        on_key_b("Salesforce.Query"),
+    ]);
+    let messages = error_messages(&document);
+    let starts: Vec<&str> = messages
+        .iter()
+        .map(|message| message.split(": the server").next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        starts,
+        [
+            "entry 1 (tool_name \"salesforce.describe\") at /1/server",
+            "entry 3 (tool_name \"Salesforce.Query\") at /3/server"
+        ]
+    );
+    for message in &messages {
+        assert!(
+            message.contains(&format!(
+                "is bound here to {}, but entry 0 (tool_name \"salesforce.query\") at /0/server",
+                identity(FP_B)
+            )),
+            "{message}"
+        );
+    }
+}
