@@ -518,6 +518,10 @@ fn refuse_control_characters(
     pointer: &str,
     member: &'static str,
 ) {
+    // Printable ASCII (most names) holds none: not decoded.
+    if name.bytes().all(|byte| matches!(byte, b' '..=b'~')) {
+        return;
+    }
     let code_points = CodePoints::of(name, char::is_control);
     if !code_points.is_empty() {
         let at = problems.at(child(pointer, member));

@@ -279,6 +279,19 @@ fn lookalikes(entries: &[CatalogEntry], server_keys: &[Cow<'_, str>]) -> Vec<Cat
 }
 
 fn fold_separators_and_case(name: &str) -> String {
+    // An ASCII name (most are) is folded byte by byte: the same text, without decoding.
+    if name.is_ascii() {
+        return name
+            .bytes()
+            .filter(|byte| !matches!(byte, b'-' | b'_' | b'.'))
+            .map(|byte| char::from(byte.to_ascii_lowercase()))
+            .collect();
+    }
+    fold_decoded(name)
+}
+
+/// [`fold_separators_and_case`] of any name, character by character.
+fn fold_decoded(name: &str) -> String {
     name.chars()
         .filter(|c| !matches!(c, '-' | '_' | '.'))
         .flat_map(char::to_lowercase)
@@ -355,4 +368,34 @@ fn invisible_characters(
         );
     }
     warnings
+}
+
+#[cfg(test)]
+mod unit {
+    use super::{fold_decoded, fold_separators_and_case};
+
+    /// The byte-by-byte fold of an ASCII name is the character-by-character one.
+    #[test]
+    fn an_ascii_name_folds_as_it_decodes() {
+        for name in [
+            "",
+            "a",
+            "Sales-Force.Query_X",
+            "ABC-def_.~",
+            "x.y",
+            "-_.",
+            "Z9 z",
+        ] {
+            assert_eq!(
+                fold_separators_and_case(name),
+                fold_decoded(name),
+                "{name:?}"
+            );
+        }
+        assert_eq!(
+            fold_separators_and_case("Sales-Force.Query"),
+            "salesforcequery"
+        );
+        assert_eq!(fold_separators_and_case("ÀB-c"), "àbc");
+    }
 }
