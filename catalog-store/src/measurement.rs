@@ -53,7 +53,15 @@ impl CatalogMeasurement {
     }
 }
 
-/// The bytes of one entry's digest: the RFC 8785 form of its preimage.
+/// [`write_preimage`] into a new buffer (the unit tests check it).
+#[cfg(test)]
+pub(crate) fn entry_preimage(entry: &CatalogEntry) -> Vec<u8> {
+    let mut out = Vec::with_capacity(512);
+    write_preimage(entry, &mut out);
+    out
+}
+
+/// Appends the bytes of one entry's digest to `out`: the RFC 8785 form of its preimage.
 ///
 /// Every member is always present, so every preimage has one shape: an absent
 /// `tls_fingerprint` or `spiffe_id` is `null`, absent backups are `[]`, and absent
@@ -65,14 +73,6 @@ impl CatalogMeasurement {
 /// The preimage holds only strings, `null` and one array of strings, so its canonical form is
 /// written directly (members in RFC 8785 order, which for these ASCII names is byte order);
 /// this cannot fail, and a unit test checks it against `jcs_digest::canonicalize`.
-#[cfg(test)]
-pub(crate) fn entry_preimage(entry: &CatalogEntry) -> Vec<u8> {
-    let mut out = Vec::with_capacity(512);
-    write_preimage(entry, &mut out);
-    out
-}
-
-/// Appends [`entry_preimage`] to `out`.
 fn write_preimage(entry: &CatalogEntry, out: &mut Vec<u8>) {
     match entry.server() {
         ServerBinding::Network(server) => network_preimage(entry, server, out),

@@ -199,6 +199,7 @@ pub(crate) fn member_name(name: &str) -> Cow<'static, str> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod unit {
     use std::borrow::Cow;
 

@@ -2,7 +2,10 @@
 
 use serde_json::json;
 
-use crate::support::{FP_A, FP_B, entry_one, entry_two, error_messages, with, without};
+use crate::support::{
+    FP_A, FP_B, assert_colliding_alike, colon_form, entry_one, entry_two, error_messages, with,
+    without,
+};
 
 /// [`entry_one`]'s tool on another server: the seed's `legacy-crm.internal` example.
 fn legacy_one() -> serde_json::Value {
@@ -105,42 +108,22 @@ fn names_that_differ_only_in_case_are_not_collisions() {
 /// SPIFFE ID alone), whichever entry is the invalid one.
 #[test]
 fn a_valid_and_an_invalid_server_are_shown_alike() {
-    let colon_form = FP_A
-        .trim_start_matches("SHA256:")
-        .as_bytes()
-        .chunks(2)
-        .map(|pair| String::from_utf8_lossy(pair).to_uppercase())
-        .collect::<Vec<_>>()
-        .join(":");
-    let spiffe_only = without(entry_one(), "/server/tls_fingerprint");
+    let line = format!("  - https://mcp.salesforce.com/mcp (tls_fingerprint: {FP_A})");
+    let spiffe_line = "  - https://mcp.salesforce.com/mcp (spiffe_id: spiffe://corp.example/salesforce/mcp-server)";
     for (entry, line) in [
+        (entry_one(), line.as_str()),
         (
-            entry_one(),
-            format!("  - https://mcp.salesforce.com/mcp (tls_fingerprint: {FP_A})"),
+            with(
+                entry_one(),
+                "/server/tls_fingerprint",
+                json!(colon_form(FP_A)),
+            ),
+            line.as_str(),
         ),
-        (
-            with(entry_one(), "/server/tls_fingerprint", json!(colon_form)),
-            format!("  - https://mcp.salesforce.com/mcp (tls_fingerprint: {FP_A})"),
-        ),
-        (
-            spiffe_only,
-            "  - https://mcp.salesforce.com/mcp (spiffe_id: spiffe://corp.example/salesforce/mcp-server)"
-                .to_owned(),
-        ),
+        (without(entry_one(), "/server/tls_fingerprint"), spiffe_line),
     ] {
         // A typo in the server object: the server is invalid, its fields readable.
         let invalid = with(entry.clone(), "/server/tls_fingerprnt", json!("x"));
-        for document in [json!([entry.clone(), invalid.clone()]), json!([invalid, entry])] {
-            let messages = error_messages(&document);
-            assert_eq!(messages.len(), 2, "{messages:#?}");
-            assert_eq!(
-                messages[1],
-                format!(
-                    "Duplicate tool name in catalog: \"salesforce.query\" is registered by two \
-                     different servers:\n{line}\n{line}\n\
-                     Each tool name must map to exactly one upstream server."
-                )
-            );
-        }
+        assert_colliding_alike(&entry, &invalid, "salesforce.query", line);
     }
 }

@@ -8,7 +8,8 @@ use catalog_store::{CatalogError, ServerBinding};
 use serde_json::{Value, json};
 
 use crate::support::{
-    FP_A, entry_one, error_messages, load, load_valid, single_error, with, without,
+    FP_A, assert_colliding_alike, entry_one, error_messages, load, load_valid, single_error, with,
+    without,
 };
 
 /// `"sha256:" + sha256(b"node").hexdigest()`.
@@ -518,21 +519,7 @@ fn a_valid_and_an_invalid_local_server_are_shown_alike() {
         "  - command [\"/usr/bin/node\", \"/opt/mcp/everything/dist/index.js\", \"stdio\"] \
          (program /usr/bin/node) (entrypoint_digests: {NODE} for /usr/bin/node)"
     );
-    for document in [
-        json!([local_entry(), invalid.clone()]),
-        json!([invalid, local_entry()]),
-    ] {
-        let messages = error_messages(&document);
-        assert_eq!(messages.len(), 2, "{messages:#?}");
-        assert_eq!(
-            messages[1],
-            format!(
-                "Duplicate tool name in catalog: \"everything.echo\" is registered by two \
-                 different servers:\n{line}\n{line}\nEach tool name must map to exactly one \
-                 upstream server."
-            )
-        );
-    }
+    assert_colliding_alike(&local_entry(), &invalid, "everything.echo", &line);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::support::{
     FP_A, FP_A2, FP_B, entry_one, entry_one_named, entry_two, error_messages, load, load_valid,
-    with, without,
+    message_starts, with, without,
 };
 
 const SPIFFE: &str = "spiffe://corp.example/salesforce/mcp-server";
@@ -244,19 +244,14 @@ fn servers_written_alike_are_each_compared_with_the_first() {
         entry_one_named("salesforce_query"),
         on_key_b("Salesforce.Query"),
     ]);
-    let messages = error_messages(&document);
-    let starts: Vec<&str> = messages
-        .iter()
-        .map(|message| message.split(": the server").next().unwrap_or_default())
-        .collect();
     assert_eq!(
-        starts,
+        message_starts(&document, ": the server"),
         [
             "entry 1 (tool_name \"salesforce.describe\") at /1/server",
             "entry 3 (tool_name \"Salesforce.Query\") at /3/server"
         ]
     );
-    for message in &messages {
+    for message in &error_messages(&document) {
         assert!(
             message.contains(&format!(
                 "is bound here to {}, but entry 0 (tool_name \"salesforce.query\") at /0/server",

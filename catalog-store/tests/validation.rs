@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::support::{
     FP_A, FP_A2, H1_CHANGED, entry_one, entry_one_named, entry_two, error_messages, load,
-    load_valid, single_error, with, without,
+    load_valid, message_starts, single_error, with, without,
 };
 
 const ENTRY_ALLOWED: &str = "tool_name, upstream_name, server, approved_definition, \
@@ -751,13 +751,8 @@ fn an_invalid_server_written_alike_is_reported_for_each_entry() {
         )
     };
     let document = json!([bad("salesforce.describe"), bad("salesforce_query")]);
-    let messages = error_messages(&document);
-    let starts: Vec<&str> = messages
-        .iter()
-        .map(|message| message.split(": ").next().unwrap_or_default())
-        .collect();
     assert_eq!(
-        starts,
+        message_starts(&document, ": "),
         [
             "entry 0 (tool_name \"salesforce.describe\") at /0/server/rotation_mode",
             "entry 1 (tool_name \"salesforce_query\") at /1/server/rotation_mode"
