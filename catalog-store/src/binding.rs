@@ -1,6 +1,7 @@
 //! The server an entry is bound to, as values: where it is and how to know it is the one
 //! (seed 003 §1, docs/design.md §3). Reading them from the file is `server.rs`'s business.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -62,28 +63,76 @@ impl ServerBinding {
         }
     }
 
-    /// Everything that identifies the server, without the display name: entries with equal
-    /// keys share one upstream connection (or process).
-    pub(crate) fn identity_key(&self) -> String {
+    /// Everything that identifies the server of an entry of a catalog that loaded, without
+    /// the display name: entries with equal keys share one upstream connection (or process).
+    ///
+    /// A network server's key is its URL as written, not allocated: in a catalog that loaded,
+    /// entries whose URLs reach one TLS endpoint carry one identity (`endpoint.rs` refuses it
+    /// otherwise), so two entries with one URL have the same anchors. A local server's key
+    /// starts with `local`, which no URL (`https://…`) does.
+    pub(crate) fn identity_key(&self) -> Cow<'_, str> {
         match self {
-            ServerBinding::Network(server) => server.identity_key(),
+            ServerBinding::Network(server) => Cow::Borrowed(server.url().as_str()),
             // Debug escapes every string, so distinct servers cannot collide.
-            ServerBinding::Local(server) => format!(
+            ServerBinding::Local(server) => Cow::Owned(format!(
                 "local\n{:?}\n{:?}\n{:?}\n{:?}\n{:?}",
                 server.command,
                 server.cwd,
                 server.env,
                 server.inherit_env,
                 server.entrypoint_digests
-            ),
+            )),
         }
     }
 }
 
 /// What a collision report says about an entry's server, readable even when the entry is not.
+#[derive(Clone)]
 pub(crate) struct ServerSketch {
     pub(crate) url: String,
     pub(crate) identity: String,
+}
+
+impl ServerSketch {
+    /// The sketch of a valid server: the texts its reader (`read_server`, `read_local`) writes
+    /// for an invalid one, from the values it was read into. Written only for a collision
+    /// report, not for every entry.
+    pub(crate) fn of_binding(binding: &ServerBinding) -> ServerSketch {
+        match binding {
+            ServerBinding::Network(server) => ServerSketch {
+                url: server.url().as_str().to_owned(),
+                // A valid server has an anchor, and a `spiffe_id` kept as written.
+                identity: match (server.tls_fingerprint(), server.spiffe_id()) {
+                    (Some(fingerprint), _) => format!("tls_fingerprint: {fingerprint}"),
+                    (None, Some(id)) => format!("spiffe_id: {id}"),
+                    (None, None) => "no identity anchor".to_owned(),
+                },
+            },
+            ServerBinding::Local(server) => {
+                let program = server.program().display();
+                ServerSketch {
+                    url: format!("command {:?} (program {program})", server.command()),
+                    // A valid local server's program is one of its entrypoints.
+                    identity: server
+                        .entrypoint_digests()
+                        .iter()
+                        .find(|(path, _)| *path == server.program())
+                        .map_or_else(
+                            || "no digest for the program".to_owned(),
+                            |(_, digest)| format!("entrypoint_digests: {digest} for {program}"),
+                        ),
+                }
+            }
+        }
+    }
+
+    /// The sketch of an entry without a readable `server` object.
+    pub(crate) fn no_server() -> ServerSketch {
+        ServerSketch {
+            url: String::new(),
+            identity: "no server".to_owned(),
+        }
+    }
 }
 
 /// A network upstream: its URL and the identity anchors its TLS handshake must satisfy.
@@ -145,25 +194,6 @@ impl NetworkServer {
     /// The backups in canonical text order: a set, whatever order the file lists them in.
     pub(crate) fn sorted_backup_fingerprints(&self) -> Vec<String> {
         sorted_backup_fingerprints(&self.anchors)
-    }
-
-    fn identity_key(&self) -> String {
-        let mut key = format!(
-            "{}\n{}\n{}",
-            self.url,
-            self.rotation_mode(),
-            self.tls_trust()
-        );
-        if let Some(fingerprint) = self.tls_fingerprint() {
-            key.push_str(&format!("\n{fingerprint}"));
-        }
-        for backup in self.sorted_backup_fingerprints() {
-            key.push_str(&format!("\nbackup {backup}"));
-        }
-        if let Some(spiffe_id) = self.spiffe_id() {
-            key.push_str(&format!("\nspiffe {spiffe_id}"));
-        }
-        key
     }
 }
 

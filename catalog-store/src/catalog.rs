@@ -1,28 +1,30 @@
 //! `Catalog`: load, validate, refuse collisions, index, measure (seed 003 §2–3, docs/design.md §4).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use jcs_digest::{Digest, JsonType};
-use serde_json::{Map, Value};
 
 use crate::binding::ServerBinding;
 use crate::document::{DocumentRead, ElementRead};
 use crate::endpoint::conflicting_identities;
-use crate::entry::{CatalogEntry, EntrySketch, ReadEntry, read_entry};
+use crate::entry::{CatalogEntry, ReadEntry, Sketch, SketchView, read_entry};
 use crate::error::{CatalogError, CatalogLoadError, CollidingEntry};
 use crate::halves::{Threads, in_two_halves};
 use crate::invisible::{InvisibleText, invisible_text};
 use crate::location::child;
 use crate::measurement::{CatalogMeasurement, entry_digest, measure};
 use crate::members::Problems;
+use crate::server::ServersRead;
+use crate::small::SmallObject;
 use crate::warning::{CatalogWarning, find_warnings};
 
 #[cfg(test)]
 mod two_threads;
 
 /// The members of the object form of a catalog file.
-const CATALOG_MEMBERS: &[&str] = &["catalog_version", "entries"];
+pub(crate) const CATALOG_MEMBERS: &[&str] = &["catalog_version", "entries"];
 
 const WHY_CATALOG: &str = "A typo in a security file must not load quietly: fix or remove it";
 
@@ -126,6 +128,7 @@ impl Catalog {
         let (catalog_version, mut elements, entries_pointer) = read_shape(document, &mut errors);
         // Read once: every local server's bare command[0] is resolved on the same PATH.
         let path_var = std::env::var_os("PATH");
+        let servers_read = ServersRead::default();
         // Each entry is checked on its own (its problems, its definition digest, and once it
         // is valid its measurement digest and invisible characters), so the two halves of the
         // array can be checked at once; their results are put back in file order.
@@ -136,6 +139,7 @@ impl Catalog {
                 element,
                 &entries_pointer,
                 &mut entry_errors,
+                &servers_read,
                 path_var.as_deref(),
             );
             // What was read of the entry is freed here, on this entry's thread.
@@ -153,21 +157,30 @@ impl Catalog {
         let mut entries = Vec::with_capacity(read.len());
         let mut checks = Vec::with_capacity(read.len());
         let mut sketches = Vec::with_capacity(read.len());
-        for (entry, sketch, entry_errors) in read {
+        for (index, (entry, sketch, entry_errors)) in read.into_iter().enumerate() {
             if let Some((entry, checked)) = entry {
+                sketches.push(Sketch::Valid {
+                    index,
+                    position: entries.len(),
+                });
                 entries.push(entry);
                 checks.push(checked);
             }
-            sketches.extend(sketch);
+            sketches.extend(sketch.map(Sketch::Invalid));
             errors.extend(entry_errors);
         }
-        errors.extend(conflicting_identities(&sketches, &entries_pointer));
-        errors.extend(collisions(&sketches));
+        let views: Vec<SketchView<'_>> = sketches
+            .iter()
+            .filter_map(|sketch| sketch.view(&entries))
+            .collect();
+        errors.extend(conflicting_identities(&views, &entries_pointer));
+        errors.extend(collisions(&views));
+        drop(views);
         if !errors.is_empty() {
             return Err(invalid(errors));
         }
 
-        let server_keys: Vec<String> = entries
+        let server_keys: Vec<Cow<'_, str>> = entries
             .iter()
             .map(|entry| entry.server().identity_key())
             .collect();
@@ -268,7 +281,7 @@ fn read_shape<'a>(
 
 /// The object form: `members` (without `entries` when it is an array: then `entries`).
 fn read_catalog_object<'a>(
-    object: &Map<String, Value>,
+    object: &SmallObject<'_>,
     entries: Option<Vec<ElementRead<'a>>>,
     errors: &mut Vec<CatalogError>,
 ) -> (Option<String>, Vec<ElementRead<'a>>, String) {
@@ -309,36 +322,44 @@ fn read_catalog_object<'a>(
 /// Seed 003 §3: every `tool_name` held by two or more entries refuses the catalog. Entries
 /// are compared by exact name, whether or not they are otherwise valid, and whether or not
 /// they name the same server. One error per name, in order of first appearance.
-fn collisions(sketches: &[EntrySketch]) -> Vec<CatalogError> {
-    let mut by_name: HashMap<&str, Vec<&EntrySketch>> = HashMap::new();
-    let mut order: Vec<&str> = Vec::new();
-    for sketch in sketches {
-        let holders = by_name.entry(&sketch.tool_name).or_default();
-        if holders.is_empty() {
-            order.push(&sketch.tool_name);
+fn collisions(sketches: &[SketchView<'_>]) -> Vec<CatalogError> {
+    // The first holder of each name, and the later ones of the (few) names held twice.
+    let mut first_by_name: HashMap<&str, usize> = HashMap::with_capacity(sketches.len());
+    let mut later: HashMap<usize, Vec<&SketchView<'_>>> = HashMap::new();
+    for (position, sketch) in sketches.iter().enumerate() {
+        let first = *first_by_name.entry(sketch.tool_name).or_insert(position);
+        if first != position {
+            later.entry(first).or_default().push(sketch);
         }
-        holders.push(sketch);
     }
-    order
+    // In order of first appearance.
+    let mut firsts: Vec<usize> = later.keys().copied().collect();
+    firsts.sort_unstable();
+    let colliding = |sketch: &SketchView<'_>| {
+        let server = sketch.server_sketch();
+        CollidingEntry {
+            index: sketch.index,
+            url: server.url,
+            identity: server.identity,
+        }
+    };
+    firsts
         .into_iter()
-        .filter_map(|name| {
-            let holders = by_name.get(name).filter(|holders| holders.len() > 1)?;
+        .filter_map(|first| {
+            let holder = sketches.get(first)?;
+            let later = later.get(&first)?;
             Some(CatalogError::DuplicateToolName {
-                tool_name: name.to_owned(),
-                entries: holders
-                    .iter()
-                    .map(|sketch| CollidingEntry {
-                        index: sketch.index,
-                        url: sketch.server.url.clone(),
-                        identity: sketch.server.identity.clone(),
-                    })
+                tool_name: holder.tool_name.to_owned(),
+                entries: std::iter::once(holder)
+                    .chain(later.iter().copied())
+                    .map(colliding)
                     .collect(),
             })
         })
         .collect()
 }
 
-fn group_servers(entries: &[CatalogEntry], server_keys: &[String]) -> Vec<UpstreamServer> {
+fn group_servers(entries: &[CatalogEntry], server_keys: &[Cow<'_, str>]) -> Vec<UpstreamServer> {
     let mut servers: Vec<UpstreamServer> = Vec::new();
     let mut by_key: HashMap<&str, usize> = HashMap::new();
     for (entry, key) in entries.iter().zip(server_keys) {

@@ -18,6 +18,7 @@ use crate::code_points::is_invisible;
 use crate::error::CatalogError;
 use crate::location::child;
 use crate::members::Problems;
+use crate::small::{SmallObject, SmallValue, string_text};
 
 /// The members an approved definition may carry: the six that are hashed (seed 000 §3), with
 /// the seed 003 §2 snake_case spellings of the two schemas.
@@ -107,7 +108,7 @@ pub(crate) struct DefinitionMembers<'a> {
     /// The object as written (the file's bytes, read strictly).
     span: Cow<'a, [u8]>,
     /// Every member, in file order.
-    members: Vec<Member>,
+    members: Vec<Member<'a>>,
     /// Whether the canonical bytes of the hashed members may hold an invisible character.
     canonical_may_hold_invisible: bool,
     /// The digest of the normalized definition with `name` = the entry's upstream name
@@ -116,15 +117,15 @@ pub(crate) struct DefinitionMembers<'a> {
     digest: Option<Digest>,
 }
 
-struct Member {
+struct Member<'a> {
     /// The name as written: one of [`DEFINITION_MEMBERS`] (not allocated), or another.
     name: Cow<'static, str>,
     found: JsonType,
     /// Where the member's canonical bytes were in the buffer they were written to, until
     /// [`DefinitionMembers::finish`].
     canonical: Option<Range<usize>>,
-    /// The `name` member's text, when it is a string.
-    text: Option<String>,
+    /// The `name` member's text, when it is a string (borrowed when written without escapes).
+    text: Option<Cow<'a, str>>,
 }
 
 /// Whether a member's value is written canonically (to be hashed, if the definition is valid).
@@ -163,7 +164,10 @@ impl<'a> DefinitionRead<'a> {
                 text: None,
             };
             if member.name == "name" && member.found == JsonType::String {
-                member.text = reader.string_value()?;
+                let start = reader.offset();
+                reader.skip_value()?;
+                let written = input.get(start..reader.offset()).unwrap_or_default();
+                member.text = Some(string_text(written));
             } else if is_hashed(&member.name, member.found) {
                 let from = canonical.len();
                 reader.canonical_value(canonical)?;
@@ -201,7 +205,10 @@ impl<'a> DefinitionRead<'a> {
                     name: member_name(name),
                     found,
                     canonical: written.then_some(from..canonical.len()),
-                    text: value.as_str().filter(|_| name == "name").map(str::to_owned),
+                    text: value
+                        .as_str()
+                        .filter(|_| name == "name")
+                        .map(|text| Cow::Owned(text.to_owned())),
                 }
             })
             .collect();
@@ -216,7 +223,7 @@ impl<'a> DefinitionRead<'a> {
 }
 
 impl DefinitionMembers<'_> {
-    fn member(&self, name: &str) -> Option<&Member> {
+    fn member(&self, name: &str) -> Option<&Member<'_>> {
         self.members.iter().find(|member| member.name == name)
     }
 
@@ -250,9 +257,9 @@ impl DefinitionMembers<'_> {
 /// The name a valid entry's definition is normalized with: `upstream_name`, or `tool_name`
 /// when it is absent or `null`; `None` when that member is not a non-empty string (the entry
 /// is then invalid). The rule `read_entry` reads the two members by.
-pub(crate) fn entry_upstream_name(entry: &Map<String, Value>) -> Option<&str> {
+pub(crate) fn entry_upstream_name<'v>(entry: &'v SmallObject<'_>) -> Option<&'v str> {
     let written = match entry.get("upstream_name") {
-        None | Some(Value::Null) => entry.get("tool_name"),
+        None | Some(SmallValue::Null) => entry.get("tool_name"),
         written => written,
     };
     written?.as_str().filter(|text| !text.is_empty())
@@ -282,11 +289,11 @@ pub(crate) fn check_definition(
         Some(Member {
             text: Some(name), ..
         }) => {
-            if let Some(upstream_name) = upstream_name.filter(|upstream| upstream != name) {
+            if let Some(upstream_name) = upstream_name.filter(|upstream| *upstream != name) {
                 let at = problems.at(child(pointer, "name"));
                 problems.push(CatalogError::DefinitionNameMismatch {
                     at,
-                    name: name.clone(),
+                    name: name.to_string(),
                     upstream_name: upstream_name.to_owned(),
                 });
             }
@@ -355,7 +362,11 @@ pub(crate) fn check_definition(
 /// from the canonical bytes of its members (in `canonical`, which is left as it was):
 /// `{"profile":LABEL,"tool":{…}}` with the members in RFC 8785 order, the digest
 /// `jcs_digest::tool_definition_digest` gives for its value.
-fn definition_digest(members: &[Member], canonical: &mut Vec<u8>, upstream_name: &str) -> Digest {
+fn definition_digest(
+    members: &[Member<'_>],
+    canonical: &mut Vec<u8>,
+    upstream_name: &str,
+) -> Digest {
     let start = canonical.len();
     // Each written member under its MCP name (of a valid definition, one spelling per member).
     let written = |mcp: &str| {

@@ -5,22 +5,28 @@
 //! Each entry is read on its own, into what depends on its bytes alone (not on its index), so
 //! that jcs-digest can read the two halves of a large entry array at once
 //! (`StreamReader::elements_with`). The members other than `approved_definition` are small
-//! (names, the `server` object) and are read into a `Value` each, for the schema readers; the
+//! (names, the `server` object) and are read into a [`SmallValue`] each, for the schema
+//! readers; the
 //! definition is read by [`DefinitionRead::read`], and digested at the end of the entry's read
 //! ([`finish`](crate::definition::DefinitionMembers::finish)), once the upstream name is
 //! known wherever it is in the entry: its canonical bytes are then not kept.
 
 use jcs_digest::{JsonType, StreamReader, StrictJsonError};
-use serde_json::{Map, Value};
 
 use crate::definition::{DefinitionRead, entry_upstream_name, with_scratch};
+use crate::small::{SmallObject, SmallValue, member_name};
 
 /// One element of the entry array, read.
 pub(crate) enum ElementRead<'a> {
     /// An object: its members other than `approved_definition`, and that one.
     Entry {
-        members: Map<String, Value>,
+        members: SmallObject<'a>,
         definition: Option<DefinitionRead<'a>>,
+        /// The `server` member's value as written (read strictly), when it was read from
+        /// bytes: entries that write one server alike are read once ([`ServersRead`]).
+        ///
+        /// [`ServersRead`]: crate::server::ServersRead
+        server_written: Option<&'a [u8]>,
     },
     /// Not an object, so not an entry.
     NotAnObject(JsonType),
@@ -33,7 +39,7 @@ pub(crate) enum DocumentRead<'a> {
     /// The object form: its members, with `entries` read as entries when it is an array (and
     /// then not among `members`).
     Object {
-        members: Map<String, Value>,
+        members: SmallObject<'a>,
         entries: Option<Vec<ElementRead<'a>>>,
     },
     /// Neither an array nor an object.
@@ -51,14 +57,14 @@ impl<'a> DocumentRead<'a> {
             Some(JsonType::Array) => DocumentRead::Entries(reader.elements_with(read_element)?),
             Some(JsonType::Object) => {
                 reader.enter_object()?;
-                let mut members = Map::new();
+                let mut members = SmallObject::default();
                 let mut entries = None;
                 while let Some(name) = reader.next_member()? {
-                    let name = name.to_owned();
+                    let name = member_name(name);
                     if name == "entries" && reader.peek() == Some(JsonType::Array) {
                         entries = Some(reader.elements_with(read_element)?);
                     } else {
-                        members.insert(name, reader.tree_value()?);
+                        members.insert(name, SmallValue::read(&mut reader, bytes)?);
                     }
                 }
                 DocumentRead::Object { members, entries }
@@ -73,7 +79,8 @@ impl<'a> DocumentRead<'a> {
     /// ([`jcs_digest::parse_strict`]): the tree loader's path, the reference the streaming
     /// one is tested against.
     #[cfg(any(test, feature = "reference-loader"))]
-    pub(crate) fn from_value(document: Value) -> DocumentRead<'static> {
+    pub(crate) fn from_value(document: serde_json::Value) -> DocumentRead<'static> {
+        use serde_json::Value;
         let elements = |elements: Vec<Value>| -> Vec<ElementRead<'static>> {
             elements.into_iter().map(ElementRead::from_value).collect()
         };
@@ -88,6 +95,7 @@ impl<'a> DocumentRead<'a> {
                     }
                     None => None,
                 };
+                let members = SmallObject::from_map(members);
                 DocumentRead::Object { members, entries }
             }
             other => DocumentRead::Other(JsonType::of_value(&other)),
@@ -106,24 +114,37 @@ impl<'a> ElementRead<'a> {
         reader.enter_object()?;
         // The definition's canonical bytes go to this thread's buffer, used up below.
         with_scratch(|canonical| {
-            let mut members = Map::new();
+            let mut members = SmallObject::default();
             let mut definition = None;
+            let mut server_written = None;
             while let Some(name) = reader.next_member()? {
                 if name == "approved_definition" {
                     definition = Some(DefinitionRead::read(reader, input, canonical)?);
                 } else {
-                    let name = name.to_owned();
-                    members.insert(name, reader.tree_value()?);
+                    let name = member_name(name);
+                    let is_server = name == "server";
+                    reader.peek();
+                    let start = reader.offset();
+                    members.insert(name, SmallValue::read(reader, input)?);
+                    if is_server {
+                        server_written = input.get(start..reader.offset());
+                    }
                 }
             }
-            Ok(ElementRead::entry(members, definition, canonical))
+            Ok(ElementRead::entry(
+                members,
+                definition,
+                server_written,
+                canonical,
+            ))
         })
     }
 
     /// The entry of `members` and `definition`, whose canonical bytes are in `canonical`.
     fn entry(
-        members: Map<String, Value>,
+        members: SmallObject<'a>,
         mut definition: Option<DefinitionRead<'a>>,
+        server_written: Option<&'a [u8]>,
         canonical: &mut Vec<u8>,
     ) -> ElementRead<'a> {
         if let Some(DefinitionRead::Object(definition)) = &mut definition {
@@ -132,18 +153,24 @@ impl<'a> ElementRead<'a> {
         ElementRead::Entry {
             members,
             definition,
+            server_written,
         }
     }
 
     #[cfg(any(test, feature = "reference-loader"))]
-    fn from_value(element: Value) -> ElementRead<'static> {
-        let Value::Object(mut members) = element else {
+    fn from_value(element: serde_json::Value) -> ElementRead<'static> {
+        let serde_json::Value::Object(mut members) = element else {
             return ElementRead::NotAnObject(JsonType::of_value(&element));
         };
         let mut canonical = Vec::new();
         let definition = members
             .remove("approved_definition")
             .map(|definition| DefinitionRead::from_value(definition, &mut canonical));
-        ElementRead::entry(members, definition, &mut canonical)
+        ElementRead::entry(
+            SmallObject::from_map(members),
+            definition,
+            None,
+            &mut canonical,
+        )
     }
 }

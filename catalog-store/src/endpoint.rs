@@ -8,10 +8,10 @@
 //! already has its place, `backup_fingerprints`. So the catalog is refused, like a duplicate
 //! tool name, rather than loaded with a warning.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::binding::{LocalServer, NetworkServer, ServerBinding, anchor_differences};
-use crate::entry::EntrySketch;
+use crate::entry::SketchView;
 use crate::error::CatalogError;
 use crate::location::{EntryRef, Location, child, element};
 
@@ -19,14 +19,17 @@ use crate::location::{EntryRef, Location, child, element};
 /// endpoint, one error each, in file order. Entries are compared whether or not they are
 /// otherwise valid, as long as their `server` object is. Linear in the entries.
 pub(crate) fn conflicting_identities(
-    sketches: &[EntrySketch],
+    sketches: &[SketchView<'_>],
     entries_pointer: &str,
 ) -> Vec<CatalogError> {
-    let mut first_by_endpoint: HashMap<String, (&EntrySketch, &NetworkServer)> = HashMap::new();
-    let mut first_by_command: HashMap<String, (&EntrySketch, &LocalServer)> = HashMap::new();
+    let mut first_by_endpoint: HashMap<String, (&SketchView<'_>, &NetworkServer)> = HashMap::new();
+    let mut first_by_command: HashMap<String, (&SketchView<'_>, &LocalServer)> = HashMap::new();
+    // Entries that share one binding (`ServersRead`) compare alike: once one has been found to
+    // agree with the earliest entry for its endpoint, the others need no comparison.
+    let mut agreeing: HashSet<*const NetworkServer> = HashSet::new();
     let mut errors = Vec::new();
     for sketch in sketches {
-        let server = match &sketch.binding {
+        let server = match sketch.binding {
             Some(ServerBinding::Network(server)) => server,
             Some(ServerBinding::Local(local)) => {
                 // Debug escapes each part, so two different commands cannot share a key.
@@ -49,14 +52,18 @@ pub(crate) fn conflicting_identities(
             }
             None => continue,
         };
-        let endpoint = server.url().tls_endpoint();
+        if agreeing.contains(&std::ptr::from_ref(server)) {
+            continue;
+        }
         let (first, first_server) = *first_by_endpoint
-            .entry(endpoint.clone())
+            .entry(server.url().tls_endpoint())
             .or_insert((sketch, server));
         let differences = anchor_differences(server.anchors(), first_server.anchors());
         if differences.is_empty() {
+            agreeing.insert(std::ptr::from_ref(server));
             continue;
         }
+        let endpoint = server.url().tls_endpoint();
         errors.push(CatalogError::ConflictingServerIdentity {
             at: server_location(sketch, entries_pointer),
             binding: Box::new(server.clone()),
@@ -69,11 +76,11 @@ pub(crate) fn conflicting_identities(
     errors
 }
 
-fn server_location(sketch: &EntrySketch, entries_pointer: &str) -> Location {
+fn server_location(sketch: &SketchView<'_>, entries_pointer: &str) -> Location {
     Location {
         entry: Some(EntryRef {
             index: sketch.index,
-            tool_name: Some(sketch.tool_name.clone()),
+            tool_name: Some(sketch.tool_name.to_owned()),
         }),
         pointer: child(&element(entries_pointer, sketch.index), "server"),
     }

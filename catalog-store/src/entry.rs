@@ -2,11 +2,11 @@
 
 use std::ffi::OsStr;
 use std::fmt;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use catalog_key::ToolKey;
 use jcs_digest::Digest;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use server_identity::UtcTimestamp;
 
 use crate::added_at::check_rfc3339;
@@ -15,9 +15,10 @@ use crate::code_points::CodePoints;
 use crate::definition::{DefinitionRead, check_definition, entry_upstream_name, normalized_value};
 use crate::document::ElementRead;
 use crate::error::CatalogError;
-use crate::location::{EntryRef, child, element};
-use crate::members::{Field, Problems, json_type};
-use crate::server::read_server;
+use crate::location::{child, element};
+use crate::members::{EntryAt, Field, Problems, json_type};
+use crate::server::ServersRead;
+use crate::small::{SmallObject, SmallValue};
 
 /// The members an entry may carry.
 pub(crate) const ENTRY_MEMBERS: &[&str] = &[
@@ -40,7 +41,8 @@ pub struct CatalogEntry {
     tool_name: String,
     upstream_name: String,
     key: ToolKey,
-    server: ServerBinding,
+    /// Shared with the other entries that write their server alike (`ServersRead`).
+    server: Arc<ServerBinding>,
     approved_definition: LazyDefinition,
     definition_hash: Digest,
     added_at: String,
@@ -156,34 +158,102 @@ pub(crate) struct ReadEntry {
     pub(crate) may_hold_invisible: bool,
 }
 
-/// What the collision and server identity checks need from an entry, readable even when the
-/// entry is invalid.
+/// What the collision and server identity checks need from an invalid entry whose
+/// `tool_name` is readable. A valid entry needs none: they read it from the entry itself
+/// ([`Sketch::Valid`]), so that its name and server are not copied for them.
 pub(crate) struct EntrySketch {
     pub(crate) index: usize,
     pub(crate) tool_name: String,
-    pub(crate) server: ServerSketch,
+    pub(crate) server: SketchedServer,
+}
+
+/// The `server` of an invalid entry.
+pub(crate) enum SketchedServer {
+    /// The `server` object is valid (the rest of the entry is not).
+    Bound(Arc<ServerBinding>),
+    /// The `server` object is missing or invalid: what a collision report says of it.
+    Unbound(ServerSketch),
+}
+
+/// Each entry as the checks between entries see it, in file order.
+pub(crate) enum Sketch {
+    /// A valid entry, at `position` in the catalog's entries.
+    Valid {
+        index: usize,
+        position: usize,
+    },
+    Invalid(EntrySketch),
+}
+
+/// An entry as the checks between entries read it, from its [`Sketch`].
+pub(crate) struct SketchView<'a> {
+    pub(crate) index: usize,
+    pub(crate) tool_name: &'a str,
     /// The server binding, when the `server` object is valid (the rest of the entry may not be).
-    pub(crate) binding: Option<ServerBinding>,
+    pub(crate) binding: Option<&'a ServerBinding>,
+    unbound: Option<&'a ServerSketch>,
+}
+
+impl Sketch {
+    /// `entries` are the catalog's valid entries, in file order.
+    pub(crate) fn view<'a>(&'a self, entries: &'a [CatalogEntry]) -> Option<SketchView<'a>> {
+        match self {
+            Sketch::Valid { index, position } => {
+                let entry = entries.get(*position)?;
+                Some(SketchView {
+                    index: *index,
+                    tool_name: entry.tool_name(),
+                    binding: Some(entry.server()),
+                    unbound: None,
+                })
+            }
+            Sketch::Invalid(sketch) => {
+                let (binding, unbound) = match &sketch.server {
+                    SketchedServer::Bound(binding) => (Some(&**binding), None),
+                    SketchedServer::Unbound(unbound) => (None, Some(unbound)),
+                };
+                Some(SketchView {
+                    index: sketch.index,
+                    tool_name: &sketch.tool_name,
+                    binding,
+                    unbound,
+                })
+            }
+        }
+    }
+}
+
+impl SketchView<'_> {
+    /// What a collision report says of the entry's server: its URL (or command) and identity.
+    pub(crate) fn server_sketch(&self) -> ServerSketch {
+        match (self.binding, self.unbound) {
+            (Some(binding), _) => ServerSketch::of_binding(binding),
+            (None, Some(unbound)) => unbound.clone(),
+            (None, None) => ServerSketch::no_server(),
+        }
+    }
 }
 
 /// Reads entry `index` of the array at `entries_pointer`; records every problem in `errors`.
 /// `path_var` is the gateway's `PATH` (local servers' bare programs are looked up on it).
-pub(crate) fn read_entry(
+pub(crate) fn read_entry<'a>(
     index: usize,
-    read: &ElementRead<'_>,
+    read: &ElementRead<'a>,
     entries_pointer: &str,
     errors: &mut Vec<CatalogError>,
+    servers: &ServersRead<'a>,
     path_var: Option<&OsStr>,
 ) -> (Option<ReadEntry>, Option<EntrySketch>) {
     let pointer = element(entries_pointer, index);
-    let (entry, definition) = match read {
+    let (entry, definition, server_written) = match read {
         ElementRead::Entry {
             members,
             definition,
-        } => (members, definition),
+            server_written,
+        } => (members, definition, *server_written),
         ElementRead::NotAnObject(found) => {
             let mut problems = Problems {
-                entry: Some(EntryRef {
+                entry: Some(EntryAt {
                     index,
                     tool_name: None,
                 }),
@@ -193,12 +263,9 @@ pub(crate) fn read_entry(
             return (None, None);
         }
     };
-    let named = entry
-        .get("tool_name")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
+    let named = entry.get("tool_name").and_then(SmallValue::as_str);
     let mut problems = Problems {
-        entry: Some(EntryRef {
+        entry: Some(EntryAt {
             index,
             tool_name: named,
         }),
@@ -207,15 +274,14 @@ pub(crate) fn read_entry(
     let errors_before = problems.errors.len();
     problems.refuse_unknown_members(entry, &pointer, ENTRY_MEMBERS, WHY_ENTRY);
 
-    let tool_name = problems
-        .required_string(
-            entry,
-            &pointer,
-            "tool_name",
-            "give the name clients call the tool by, e.g. \"salesforce.query\"",
-        )
-        .map(str::to_owned);
-    if let Field::Valid(name) = &tool_name {
+    // Names stay borrowed from what was read until the entry proves valid: copied once then.
+    let tool_name = problems.required_string(
+        entry,
+        &pointer,
+        "tool_name",
+        "give the name clients call the tool by, e.g. \"salesforce.query\"",
+    );
+    if let Field::Valid(name) = tool_name {
         refuse_control_characters(&mut problems, name, &pointer, "tool_name");
     }
     let upstream_name = match problems.optional_string(
@@ -224,37 +290,36 @@ pub(crate) fn read_entry(
         "upstream_name",
         "give the name the upstream serves the tool under, or remove the member to use tool_name",
     ) {
-        Field::Absent => tool_name.clone(),
-        other => other.map(str::to_owned),
+        Field::Absent => tool_name,
+        other => other,
     };
 
-    if let (Field::Valid(name), Some(Value::String(_))) =
-        (&upstream_name, entry.get("upstream_name"))
+    if let (Field::Valid(name), Some(SmallValue::String(_))) =
+        (upstream_name, entry.get("upstream_name"))
     {
         refuse_control_characters(&mut problems, name, &pointer, "upstream_name");
     }
 
-    let (server, server_sketch) = match server_object(&mut problems, entry, &pointer) {
-        Some(server) => {
-            let (binding, sketch) =
-                read_server(&mut problems, server, &child(&pointer, "server"), path_var);
-            (binding, Some(sketch))
-        }
-        None => (None, None),
-    };
+    let server = server_object(&mut problems, entry, &pointer).map(|server| {
+        let server_pointer = || child(&pointer, "server");
+        servers.read(
+            &mut problems,
+            server,
+            server_written,
+            server_pointer,
+            path_var,
+        )
+    });
 
     let definition_pointer = child(&pointer, "approved_definition");
-    let upstream = upstream_name.clone().valid();
+    let upstream = upstream_name.valid();
     // The definition was digested with this name as its entry was read.
-    debug_assert_eq!(upstream.as_deref(), entry_upstream_name(entry));
+    debug_assert_eq!(upstream, entry_upstream_name(entry));
     let recomputed = match definition {
-        Some(DefinitionRead::Object(definition)) => check_definition(
-            &mut problems,
-            definition,
-            &definition_pointer,
-            upstream.as_deref(),
-        )
-        .map(|digest| (definition, digest)),
+        Some(DefinitionRead::Object(definition)) => {
+            check_definition(&mut problems, definition, &definition_pointer, upstream)
+                .map(|digest| (definition, digest))
+        }
         Some(DefinitionRead::Other(found)) => {
             problems.wrong_type_of(definition_pointer, "an object", *found);
             None
@@ -274,7 +339,7 @@ pub(crate) fn read_entry(
         entry,
         &pointer,
         recomputed.as_ref().map(|(_, digest)| *digest),
-        upstream_name.clone().valid().as_deref().unwrap_or_default(),
+        upstream.unwrap_or_default(),
     );
 
     let added_at = problems.required_string(
@@ -305,60 +370,65 @@ pub(crate) fn read_entry(
         "name who approved this binding, e.g. \"security@example.com\"",
     );
 
-    let sketch = match (tool_name.clone(), server_sketch) {
-        (Field::Valid(tool_name), Some(sketch)) => Some(EntrySketch {
-            index,
-            tool_name,
-            server: sketch,
-            binding: server.clone(),
-        }),
-        (Field::Valid(tool_name), None) => Some(EntrySketch {
-            index,
-            tool_name,
-            server: ServerSketch {
-                url: String::new(),
-                identity: "no server".to_owned(),
-            },
-            binding: None,
-        }),
-        _ => None,
-    };
-    if problems.errors.len() != errors_before {
-        return (None, sketch);
-    }
-    let built = (|| {
-        let tool_name = tool_name.valid()?;
-        let upstream_name = upstream_name.valid()?;
-        let (definition, _) = recomputed?;
-        Some(ReadEntry {
-            may_hold_invisible: definition.may_hold_invisible(&upstream_name),
-            entry: CatalogEntry {
-                key: ToolKey::from_name(&tool_name),
-                tool_name,
-                upstream_name,
-                server: server?,
-                approved_definition: LazyDefinition {
-                    written: definition.span().into(),
-                    value: OnceLock::new(),
+    let valid = problems.errors.len() == errors_before;
+    let server = match (
+        valid,
+        (tool_name, upstream_name, recomputed, definition_hash),
+        (added_at, added_at_utc, approved_by),
+        server,
+    ) {
+        (
+            true,
+            (
+                Field::Valid(tool_name),
+                Field::Valid(upstream_name),
+                Some((definition, _)),
+                Some(hash),
+            ),
+            (Field::Valid(added_at), Some(added_at_utc), Field::Valid(approved_by)),
+            Some(Ok(server)),
+        ) => {
+            let read = ReadEntry {
+                may_hold_invisible: definition.may_hold_invisible(upstream_name),
+                entry: CatalogEntry {
+                    key: ToolKey::from_name(tool_name),
+                    tool_name: tool_name.to_owned(),
+                    upstream_name: upstream_name.to_owned(),
+                    server,
+                    approved_definition: LazyDefinition {
+                        written: definition.span().into(),
+                        value: OnceLock::new(),
+                    },
+                    definition_hash: hash,
+                    added_at: added_at.to_owned(),
+                    added_at_utc,
+                    approved_by: approved_by.to_owned(),
                 },
-                definition_hash: definition_hash?,
-                added_at: added_at.valid()?.to_owned(),
-                added_at_utc: added_at_utc?,
-                approved_by: approved_by.valid()?.to_owned(),
-            },
-        })
-    })();
-    (built, sketch)
+            };
+            return (Some(read), None);
+        }
+        (.., server) => server,
+    };
+    let sketch = tool_name.valid().map(|tool_name| EntrySketch {
+        index,
+        tool_name: tool_name.to_owned(),
+        server: match server {
+            Some(Ok(binding)) => SketchedServer::Bound(binding),
+            Some(Err(sketch)) => SketchedServer::Unbound(sketch),
+            None => SketchedServer::Unbound(ServerSketch::no_server()),
+        },
+    });
+    (None, sketch)
 }
 
 /// The `server` member, which must be an object.
-fn server_object<'v>(
+fn server_object<'v, 's>(
     problems: &mut Problems<'_>,
-    entry: &'v Map<String, Value>,
+    entry: &'v SmallObject<'s>,
     pointer: &str,
-) -> Option<&'v Map<String, Value>> {
+) -> Option<&'v SmallObject<'s>> {
     match entry.get("server") {
-        Some(Value::Object(object)) => Some(object),
+        Some(SmallValue::Object(object)) => Some(object),
         Some(other) => {
             problems.wrong_type(child(pointer, "server"), "an object", other);
             None
@@ -382,14 +452,16 @@ fn server_object<'v>(
 /// wrong, the error shows the value to paste.
 fn check_definition_hash(
     problems: &mut Problems<'_>,
-    entry: &Map<String, Value>,
+    entry: &SmallObject<'_>,
     pointer: &str,
     recomputed: Option<Digest>,
     upstream_name: &str,
 ) -> Option<Digest> {
-    let at = problems.at(child(pointer, "definition_hash"));
+    // Built only for a problem: most entries have none.
+    let at = |problems: &Problems<'_>| problems.at(child(pointer, "definition_hash"));
     let text = match entry.get("definition_hash") {
         None => {
+            let at = at(problems);
             if let Some(recomputed) = recomputed {
                 problems.push(CatalogError::MissingDefinitionHash { at, recomputed });
             } else {
@@ -401,11 +473,11 @@ fn check_definition_hash(
             }
             return None;
         }
-        Some(Value::String(text)) => text,
+        Some(SmallValue::String(text)) => text,
         Some(other) => {
             let found = json_type(other);
             problems.push(CatalogError::WrongType {
-                at,
+                at: at(problems),
                 expected: "a string",
                 found,
             });
@@ -416,8 +488,8 @@ fn check_definition_hash(
         Ok(stored) => stored,
         Err(source) => {
             problems.push(CatalogError::BadDefinitionHash {
-                at,
-                value: text.clone(),
+                at: at(problems),
+                value: text.to_string(),
                 source,
                 recomputed,
             });
@@ -427,7 +499,7 @@ fn check_definition_hash(
     match recomputed {
         Some(recomputed) if recomputed != stored => {
             problems.push(CatalogError::DefinitionHashMismatch {
-                at,
+                at: at(problems),
                 stored,
                 recomputed,
                 upstream_name: upstream_name.to_owned(),
@@ -446,6 +518,10 @@ fn refuse_control_characters(
     pointer: &str,
     member: &'static str,
 ) {
+    // Printable ASCII (most names) holds none: not decoded.
+    if name.bytes().all(|byte| matches!(byte, b' '..=b'~')) {
+        return;
+    }
     let code_points = CodePoints::of(name, char::is_control);
     if !code_points.is_empty() {
         let at = problems.at(child(pointer, member));

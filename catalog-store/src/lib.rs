@@ -93,6 +93,7 @@ mod printable;
 pub mod reference;
 mod schema;
 mod server;
+mod small;
 mod upstream_url;
 mod warning;
 

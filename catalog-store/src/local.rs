@@ -5,8 +5,6 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use jcs_digest::order;
-use serde_json::{Map, Value};
 use server_identity::{EntrypointDigests, FileDigest};
 
 use crate::binding::{LocalServer, ServerSketch};
@@ -14,17 +12,18 @@ use crate::error::CatalogError;
 use crate::location::{child, element};
 use crate::members::Problems;
 use crate::schema::NETWORK_ONLY_MEMBERS;
+use crate::small::{SmallObject, SmallValue};
 
 /// Whether `member` is present and not `null` (`null` is the same as absent).
-pub(crate) fn is_present(object: &Map<String, Value>, member: &str) -> bool {
-    !matches!(object.get(member), None | Some(Value::Null))
+pub(crate) fn is_present(object: &SmallObject<'_>, member: &str) -> bool {
+    !matches!(object.get(member), None | Some(SmallValue::Null))
 }
 
 /// Reads a `server` object that has a `command`; `path_var` is the gateway's `PATH`, on which
 /// a bare `command[0]` is looked up. `None` when a problem was recorded.
 pub(crate) fn read_local(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject<'_>,
     pointer: &str,
     display_name: Option<&str>,
     path_var: Option<&OsStr>,
@@ -101,17 +100,17 @@ pub(crate) fn read_local(
 /// A string no process argument, path or variable can carry a NUL in.
 fn process_text<'v>(
     problems: &mut Problems<'_>,
-    value: &'v Value,
+    value: &'v SmallValue<'_>,
     pointer: String,
     expected: &'static str,
 ) -> Option<&'v str> {
     match value {
-        Value::String(text) if text.contains('\0') => {
+        SmallValue::String(text) if text.contains('\0') => {
             let at = problems.at(pointer);
             problems.push(CatalogError::NulCharacter { at });
             None
         }
-        Value::String(text) => Some(text),
+        SmallValue::String(text) => Some(text),
         other => {
             problems.wrong_type(pointer, expected, other);
             None
@@ -122,12 +121,12 @@ fn process_text<'v>(
 /// `command`: a non-empty array of strings, `command[0]` non-empty.
 fn read_command(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject<'_>,
     pointer: &str,
 ) -> Option<Vec<String>> {
     let command_pointer = child(pointer, "command");
     let elements = match server.get("command") {
-        Some(Value::Array(elements)) => elements,
+        Some(SmallValue::Array(elements)) => elements,
         Some(other) => {
             problems.wrong_type(
                 command_pointer,
@@ -172,7 +171,7 @@ fn read_command(
 /// `cwd`: required, an absolute path.
 fn read_cwd(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject<'_>,
     pointer: &str,
 ) -> Option<PathBuf> {
     let cwd_pointer = child(pointer, "cwd");
@@ -316,13 +315,13 @@ fn check_variable_name(problems: &mut Problems<'_>, name: &str, pointer: String)
 /// `env`: optional, an object of string values.
 fn read_env(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject<'_>,
     pointer: &str,
 ) -> Option<BTreeMap<String, String>> {
     let env_pointer = child(pointer, "env");
     let members = match server.get("env") {
-        None | Some(Value::Null) => return Some(BTreeMap::new()),
-        Some(Value::Object(members)) => members,
+        None | Some(SmallValue::Null) => return Some(BTreeMap::new()),
+        Some(SmallValue::Object(members)) => members,
         Some(other) => {
             problems.wrong_type(env_pointer, "an object of string values", other);
             return None;
@@ -331,12 +330,12 @@ fn read_env(
     let mut env = BTreeMap::new();
     let mut valid = true;
     // In name order, whatever order the map keeps: the problems are reported in this order.
-    for (name, value) in order::members(members) {
+    for (name, value) in members.in_name_order() {
         let member_pointer = child(&env_pointer, name);
         valid &= check_variable_name(problems, name, member_pointer.clone());
         match process_text(problems, value, member_pointer, "a string") {
             Some(text) => {
-                env.insert(name.clone(), text.to_owned());
+                env.insert(name.to_owned(), text.to_owned());
             }
             None => valid = false,
         }
@@ -347,7 +346,7 @@ fn read_env(
 /// `inherit_env`: optional, an array of variable names, each once and none also in `env`.
 fn read_inherit_env(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject<'_>,
     pointer: &str,
     env: Option<&BTreeMap<String, String>>,
 ) -> Option<Vec<String>> {
@@ -394,14 +393,14 @@ fn read_inherit_env(
 /// paths are resolved against `cwd`.
 fn read_digests(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject<'_>,
     pointer: &str,
     cwd: &Path,
 ) -> Option<EntrypointDigests> {
     let digests_pointer = child(pointer, "entrypoint_digests");
     let members = match server.get("entrypoint_digests") {
-        Some(Value::Object(members)) => members,
-        None | Some(Value::Null) => {
+        Some(SmallValue::Object(members)) => members,
+        None | Some(SmallValue::Null) => {
             let at = problems.at(digests_pointer);
             problems.push(CatalogError::MissingMember {
                 at,
@@ -431,13 +430,13 @@ fn read_digests(
     let mut valid = true;
     // In name order, whatever order the map keeps: which of two spellings of one file is the
     // duplicate, and the order of the problems, must not depend on serde_json's features.
-    for (path_text, value) in order::members(members) {
+    for (path_text, value) in members.in_name_order() {
         let member_pointer = child(&digests_pointer, path_text);
         if path_text.is_empty() || path_text.contains('\0') {
             let at = problems.at(member_pointer);
             problems.push(CatalogError::RelativePath {
                 at,
-                path: path_text.clone(),
+                path: path_text.to_owned(),
                 hint: "name a file: an absolute path, or a path relative to cwd",
             });
             valid = false;

@@ -16,6 +16,7 @@ use catalog_key::ToolKey;
 use jcs_digest::Digest;
 
 use crate::binding::{LocalServer, NetworkServer, ServerBinding};
+use crate::definition::with_scratch;
 use crate::entry::CatalogEntry;
 
 /// The profile label of the per-entry preimage, and of the fold's duplicate and overflow texts.
@@ -52,7 +53,15 @@ impl CatalogMeasurement {
     }
 }
 
-/// The bytes of one entry's digest: the RFC 8785 form of its preimage.
+/// [`write_preimage`] into a new buffer (the unit tests check it).
+#[cfg(test)]
+pub(crate) fn entry_preimage(entry: &CatalogEntry) -> Vec<u8> {
+    let mut out = Vec::with_capacity(512);
+    write_preimage(entry, &mut out);
+    out
+}
+
+/// Appends the bytes of one entry's digest to `out`: the RFC 8785 form of its preimage.
 ///
 /// Every member is always present, so every preimage has one shape: an absent
 /// `tls_fingerprint` or `spiffe_id` is `null`, absent backups are `[]`, and absent
@@ -64,10 +73,10 @@ impl CatalogMeasurement {
 /// The preimage holds only strings, `null` and one array of strings, so its canonical form is
 /// written directly (members in RFC 8785 order, which for these ASCII names is byte order);
 /// this cannot fail, and a unit test checks it against `jcs_digest::canonicalize`.
-pub(crate) fn entry_preimage(entry: &CatalogEntry) -> Vec<u8> {
+fn write_preimage(entry: &CatalogEntry, out: &mut Vec<u8>) {
     match entry.server() {
-        ServerBinding::Network(server) => network_preimage(entry, server),
-        ServerBinding::Local(server) => local_preimage(entry, server),
+        ServerBinding::Network(server) => network_preimage(entry, server, out),
+        ServerBinding::Local(server) => out.extend_from_slice(&local_preimage(entry, server)),
     }
 }
 
@@ -141,33 +150,41 @@ fn write_object(out: &mut Vec<u8>, members: impl Iterator<Item = (String, String
     out.push(b'}');
 }
 
-fn network_preimage(entry: &CatalogEntry, server: &NetworkServer) -> Vec<u8> {
-    let mut out = Vec::with_capacity(512);
+fn network_preimage(entry: &CatalogEntry, server: &NetworkServer, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"entry\":{\"backup_fingerprints\":");
-    write_array(&mut out, &server.sorted_backup_fingerprints());
+    write_array(out, &server.sorted_backup_fingerprints());
     out.extend_from_slice(b",\"definition_hash\":");
-    write_string(&mut out, &entry.definition_hash().to_string());
+    write_displayed(out, entry.definition_hash());
     out.extend_from_slice(b",\"rotation_mode\":");
-    write_string(&mut out, server.rotation_mode().as_str());
+    write_string(out, server.rotation_mode().as_str());
     out.extend_from_slice(b",\"spiffe_id\":");
-    write_optional(&mut out, server.spiffe_id().map(|id| id.as_str()));
+    write_optional(out, server.spiffe_id().map(|id| id.as_str()));
     out.extend_from_slice(b",\"tls_fingerprint\":");
-    write_optional(
-        &mut out,
-        server.tls_fingerprint().map(ToString::to_string).as_deref(),
-    );
+    match server.tls_fingerprint() {
+        Some(fingerprint) => write_displayed(out, fingerprint),
+        None => out.extend_from_slice(b"null"),
+    }
     out.extend_from_slice(b",\"tls_trust\":");
-    write_string(&mut out, server.tls_trust().as_str());
+    write_string(out, server.tls_trust().as_str());
     out.extend_from_slice(b",\"tool_name\":");
-    write_string(&mut out, entry.tool_name());
+    write_string(out, entry.tool_name());
     out.extend_from_slice(b",\"upstream_name\":");
-    write_string(&mut out, entry.upstream_name());
+    write_string(out, entry.upstream_name());
     out.extend_from_slice(b",\"url\":");
-    write_string(&mut out, server.url().as_str());
+    write_string(out, server.url().as_str());
     out.extend_from_slice(b"},\"profile\":");
-    write_string(&mut out, CATALOG_ENTRY_LABEL);
+    write_string(out, CATALOG_ENTRY_LABEL);
     out.push(b'}');
-    out
+}
+
+/// A digest or a fingerprint as a JSON string, written straight into `out`: their text
+/// (`sha256:` or `SHA256:` and hex) holds nothing RFC 8785 escapes, so it is written as is.
+fn write_displayed(out: &mut Vec<u8>, text: impl std::fmt::Display) {
+    use std::io::Write as _;
+    out.push(b'"');
+    // Writing to a `Vec` cannot fail.
+    let _ = write!(out, "{text}");
+    out.push(b'"');
 }
 
 fn write_optional(out: &mut Vec<u8>, text: Option<&str>) {
@@ -186,7 +203,11 @@ fn write_string(out: &mut Vec<u8>, text: &str) {
 
 /// The digest of one entry's preimage.
 pub(crate) fn entry_digest(entry: &CatalogEntry) -> Digest {
-    Digest::of(&entry_preimage(entry))
+    // In the thread's buffer, kept between entries.
+    with_scratch(|out| {
+        write_preimage(entry, out);
+        Digest::of(out)
+    })
 }
 
 /// Measures validated entries, given the [`entry_digest`] of each, in order.

@@ -1,14 +1,14 @@
 //! Reading the members of one JSON object against a fixed schema, collecting every problem.
 //!
-//! The schema is read from the strict `serde_json::Value` by hand rather than with
-//! `#[derive(Deserialize)]`: serde's derive stops at the first problem and its messages carry
-//! no JSON Pointer, and the catalog must report every problem, each at its field.
+//! The schema is read from the strictly read members ([`SmallObject`]) by hand rather than
+//! with `#[derive(Deserialize)]`: serde's derive stops at the first problem and its messages
+//! carry no JSON Pointer, and the catalog must report every problem, each at its field.
 
 use jcs_digest::JsonType;
-use serde_json::{Map, Value};
 
 use crate::error::CatalogError;
 use crate::location::{EntryRef, Location, child};
+use crate::small::{SmallObject, SmallValue};
 
 /// A member read against the schema.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,14 +40,25 @@ impl<T> Field<T> {
 
 /// The problems of one entry (or of the catalog object), and where they are.
 pub(crate) struct Problems<'a> {
-    pub(crate) entry: Option<EntryRef>,
+    pub(crate) entry: Option<EntryAt<'a>>,
     pub(crate) errors: &'a mut Vec<CatalogError>,
+}
+
+/// The entry problems are recorded for: its index and its `tool_name` when readable, copied
+/// into each problem's [`EntryRef`] (not before: most entries have none).
+#[derive(Clone, Copy)]
+pub(crate) struct EntryAt<'a> {
+    pub(crate) index: usize,
+    pub(crate) tool_name: Option<&'a str>,
 }
 
 impl Problems<'_> {
     pub(crate) fn at(&self, pointer: String) -> Location {
         Location {
-            entry: self.entry.clone(),
+            entry: self.entry.map(|entry| EntryRef {
+                index: entry.index,
+                tool_name: entry.tool_name.map(str::to_owned),
+            }),
             pointer,
         }
     }
@@ -59,13 +70,13 @@ impl Problems<'_> {
     /// Records every member of `object` not in `allowed`, with a suggestion for near misses.
     pub(crate) fn refuse_unknown_members(
         &mut self,
-        object: &Map<String, Value>,
+        object: &SmallObject<'_>,
         pointer: &str,
         allowed: &'static [&'static str],
         why: &'static str,
     ) {
-        // In name order, whatever order the map keeps (serde_json's `preserve_order`).
-        let names = jcs_digest::order::names(object).map(String::as_str);
+        // In name order, as the tree of an object iterates (not the file's order).
+        let names = object.in_name_order().into_iter().map(|(name, _)| name);
         self.refuse_unknown_names(names, pointer, allowed, why);
     }
 
@@ -95,7 +106,7 @@ impl Problems<'_> {
     /// A member that must be a non-empty string.
     pub(crate) fn required_string<'v>(
         &mut self,
-        object: &'v Map<String, Value>,
+        object: &'v SmallObject<'_>,
         pointer: &str,
         member: &'static str,
         hint: &'static str,
@@ -113,29 +124,29 @@ impl Problems<'_> {
     /// A member that may be absent or `null`, and otherwise must be a non-empty string.
     pub(crate) fn optional_string<'v>(
         &mut self,
-        object: &'v Map<String, Value>,
+        object: &'v SmallObject<'_>,
         pointer: &str,
         member: &'static str,
         hint: &'static str,
     ) -> Field<&'v str> {
         match object.get(member) {
-            None | Some(Value::Null) => Field::Absent,
+            None | Some(SmallValue::Null) => Field::Absent,
             Some(value) => self.non_empty_string(value, pointer, member, hint),
         }
     }
 
     /// A member that may be absent or `null` (read as empty), and otherwise must be an array
     /// (`expected` names what of). `None` when it is not (the problem is recorded).
-    pub(crate) fn optional_array<'v>(
+    pub(crate) fn optional_array<'v, 's>(
         &mut self,
-        object: &'v Map<String, Value>,
+        object: &'v SmallObject<'s>,
         pointer: &str,
         member: &'static str,
         expected: &'static str,
-    ) -> Option<&'v [Value]> {
+    ) -> Option<&'v [SmallValue<'s>]> {
         match object.get(member) {
-            None | Some(Value::Null) => Some(&[]),
-            Some(Value::Array(elements)) => Some(elements),
+            None | Some(SmallValue::Null) => Some(&[]),
+            Some(SmallValue::Array(elements)) => Some(elements),
             Some(other) => {
                 self.wrong_type(child(pointer, member), expected, other);
                 None
@@ -145,18 +156,18 @@ impl Problems<'_> {
 
     fn non_empty_string<'v>(
         &mut self,
-        value: &'v Value,
+        value: &'v SmallValue<'_>,
         pointer: &str,
         member: &'static str,
         hint: &'static str,
     ) -> Field<&'v str> {
         match value {
-            Value::String(text) if text.is_empty() => {
+            SmallValue::String(text) if text.is_empty() => {
                 let at = self.at(child(pointer, member));
                 self.push(CatalogError::EmptyValue { at, member, hint });
                 Field::Invalid
             }
-            Value::String(text) => Field::Valid(text),
+            SmallValue::String(text) => Field::Valid(text),
             other => {
                 self.wrong_type(child(pointer, member), "a string", other);
                 Field::Invalid
@@ -164,8 +175,13 @@ impl Problems<'_> {
         }
     }
 
-    pub(crate) fn wrong_type(&mut self, pointer: String, expected: &'static str, found: &Value) {
-        self.wrong_type_of(pointer, expected, JsonType::of_value(found));
+    pub(crate) fn wrong_type(
+        &mut self,
+        pointer: String,
+        expected: &'static str,
+        found: &SmallValue<'_>,
+    ) {
+        self.wrong_type_of(pointer, expected, found.json_type());
     }
 
     /// As [`wrong_type`](Self::wrong_type), for a value read as its type alone.
@@ -185,8 +201,8 @@ impl Problems<'_> {
 }
 
 /// The JSON type of `value`, with its article, for messages.
-pub(crate) fn json_type(value: &Value) -> &'static str {
-    JsonType::of_value(value).with_article()
+pub(crate) fn json_type(value: &SmallValue<'_>) -> &'static str {
+    value.json_type().with_article()
 }
 
 /// The allowed name `member` most likely meant: equal ignoring case and `_`, or at most two

@@ -1,8 +1,9 @@
 //! `server`: the upstream a tool is bound to, and its identity anchors (seed 003 §1, docs/design.md §3).
 
+use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::sync::{Arc, Mutex};
 
-use serde_json::{Map, Value};
 use server_identity::{AnchorsError, Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
 
 use crate::binding::{NetworkServer, ServerBinding, ServerSketch};
@@ -12,18 +13,61 @@ use crate::local::{is_present, read_local};
 use crate::location::{child, element};
 use crate::members::{Field, Problems};
 use crate::schema::{LOCAL_ONLY_MEMBERS, SERVER_MEMBERS};
+use crate::small::{SmallObject, SmallValue};
 use crate::upstream_url::UpstreamUrl;
 
 const WHY_SERVER: &str = "A typo in a security file must not load quietly: fix or remove it";
 
+/// The network servers one load has read, by their `server` object as written: an entry
+/// whose `server` is written byte for byte as an earlier valid one's shares that binding
+/// instead of being read again (a catalog names a few servers in many entries, and reading
+/// each entry's was about a twentieth of a load, its copies as much again to free).
+///
+/// Only valid network servers are kept: one records no problem wherever it is written, so
+/// reading it again would record nothing either. A local server is read every time, as
+/// before: its program is looked up on `PATH` for each entry.
+#[derive(Default)]
+pub(crate) struct ServersRead<'a> {
+    by_text: Mutex<HashMap<&'a [u8], Arc<ServerBinding>>>,
+}
+
+impl<'a> ServersRead<'a> {
+    /// [`read_server`] of `server`, whose value is written as `written` when that is known;
+    /// `pointer` (the object's) is built only when it is read.
+    pub(crate) fn read(
+        &self,
+        problems: &mut Problems<'_>,
+        server: &SmallObject<'_>,
+        written: Option<&'a [u8]>,
+        pointer: impl FnOnce() -> String,
+        path_var: Option<&OsStr>,
+    ) -> Result<Arc<ServerBinding>, ServerSketch> {
+        let known = |written| {
+            let by_text = self.by_text.lock().ok()?;
+            by_text.get(written).cloned()
+        };
+        if let Some(known) = written.and_then(known) {
+            return Ok(known);
+        }
+        let binding = Arc::new(read_server(problems, server, &pointer(), path_var)?);
+        if let (Some(written), ServerBinding::Network(_)) = (written, &*binding) {
+            if let Ok(mut by_text) = self.by_text.lock() {
+                by_text.insert(written, Arc::clone(&binding));
+            }
+        }
+        Ok(binding)
+    }
+}
+
 /// Reads a `server` object, network (`url`) or local (`command`); records every problem.
 /// `path_var` is the gateway's `PATH`, on which a local server's bare `command[0]` is looked up.
+/// When it is invalid: what a collision report says of it.
 pub(crate) fn read_server(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject<'_>,
     pointer: &str,
     path_var: Option<&OsStr>,
-) -> (Option<ServerBinding>, ServerSketch) {
+) -> Result<ServerBinding, ServerSketch> {
     let errors_before = problems.errors.len();
     problems.refuse_unknown_members(server, pointer, SERVER_MEMBERS, WHY_SERVER);
 
@@ -37,7 +81,10 @@ pub(crate) fn read_server(
         let (local, sketch) = read_local(problems, server, pointer, display_name.valid(), path_var);
         // An unknown member or a bad display_name makes the server object invalid too.
         let valid = problems.errors.len() == errors_before;
-        return (local.filter(|_| valid).map(ServerBinding::Local), sketch);
+        return local
+            .filter(|_| valid)
+            .map(ServerBinding::Local)
+            .ok_or(sketch);
     }
     for member in LOCAL_ONLY_MEMBERS {
         if is_present(server, member) {
@@ -72,11 +119,9 @@ pub(crate) fn read_server(
         "give the SHA256:<hex> fingerprint of the server's key, or remove the member";
     let fingerprint_text =
         problems.optional_string(server, pointer, "tls_fingerprint", fingerprint_hint);
-    let tls_fingerprint = parse_fingerprint(
-        problems,
-        fingerprint_text,
-        child(pointer, "tls_fingerprint"),
-    );
+    let tls_fingerprint = parse_fingerprint(problems, fingerprint_text, || {
+        child(pointer, "tls_fingerprint")
+    });
     let backup_fingerprints = read_backups(problems, server, pointer, tls_fingerprint);
 
     let spiffe_text = problems.optional_string(
@@ -142,28 +187,32 @@ pub(crate) fn read_server(
         None
     };
 
-    let identity = match (fingerprint_text, tls_fingerprint, spiffe_text) {
-        (_, Field::Valid(fingerprint), _) => format!("tls_fingerprint: {fingerprint}"),
-        (Field::Valid(text), _, _) => format!("tls_fingerprint: {text}"),
-        (_, _, Field::Valid(text)) => format!("spiffe_id: {text}"),
-        _ => "no identity anchor".to_owned(),
-    };
-    let sketch = ServerSketch {
-        url: url.valid().unwrap_or_default().to_owned(),
-        identity,
+    // Written only for an invalid server: a valid one is described from its binding
+    // (`ServerSketch::of_binding`, the same texts).
+    let sketch = || {
+        let identity = match (fingerprint_text, tls_fingerprint, spiffe_text) {
+            (_, Field::Valid(fingerprint), _) => format!("tls_fingerprint: {fingerprint}"),
+            (Field::Valid(text), _, _) => format!("tls_fingerprint: {text}"),
+            (_, _, Field::Valid(text)) => format!("spiffe_id: {text}"),
+            _ => "no identity anchor".to_owned(),
+        };
+        ServerSketch {
+            url: url.valid().unwrap_or_default().to_owned(),
+            identity,
+        }
     };
 
     if problems.errors.len() != errors_before {
-        return (None, sketch);
+        return Err(sketch());
     }
-    let binding = parsed_url.zip(anchors).map(|(url, anchors)| {
-        ServerBinding::Network(NetworkServer {
+    match parsed_url.zip(anchors) {
+        Some((url, anchors)) => Ok(ServerBinding::Network(NetworkServer {
             display_name: display_name.valid().map(str::to_owned),
             url,
             anchors,
-        })
-    });
-    (binding, sketch)
+        })),
+        None => Err(sketch()),
+    }
 }
 
 /// The member an operator changes to fix `error`: `tls_trust` and `backup_fingerprints` for
@@ -178,16 +227,17 @@ fn anchors_error_pointer(server_pointer: &str, error: &AnchorsError) -> String {
     }
 }
 
+/// `pointer` is built only for a problem (most fingerprints have none).
 fn parse_fingerprint(
     problems: &mut Problems<'_>,
     text: Field<&str>,
-    pointer: String,
+    pointer: impl FnOnce() -> String,
 ) -> Field<Fingerprint> {
     match text {
         Field::Valid(text) => match text.parse::<Fingerprint>() {
             Ok(fingerprint) => Field::Valid(fingerprint),
             Err(source) => {
-                let at = problems.at(pointer);
+                let at = problems.at(pointer());
                 problems.push(CatalogError::BadFingerprint { at, source });
                 Field::Invalid
             }
@@ -201,41 +251,46 @@ fn parse_fingerprint(
 /// primary. `None` when a problem was recorded.
 fn read_backups(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject<'_>,
     pointer: &str,
     primary: Field<Fingerprint>,
 ) -> Option<Vec<Fingerprint>> {
-    let backups_pointer = child(pointer, "backup_fingerprints");
     let elements = problems.optional_array(
         server,
         pointer,
         "backup_fingerprints",
         "an array of fingerprint strings",
     )?;
-    let mut seen: Vec<(Fingerprint, String)> = Vec::with_capacity(elements.len() + 1);
+    // Pointers are built only for a problem (most entries have none).
+    let element_pointer = |index: usize| element(&child(pointer, "backup_fingerprints"), index);
+    // Each fingerprint seen, and where: the backup's index, or `None` for the primary.
+    let mut seen: Vec<(Fingerprint, Option<usize>)> = Vec::with_capacity(elements.len() + 1);
     if let Field::Valid(primary) = primary {
-        seen.push((primary, child(pointer, "tls_fingerprint")));
+        seen.push((primary, None));
     }
     let mut backups = Vec::with_capacity(elements.len());
     let mut all_valid = true;
     for (index, element_value) in elements.iter().enumerate() {
-        let element_pointer = element(&backups_pointer, index);
         let text = match element_value {
-            Value::String(text) => Field::Valid(text.as_str()),
+            SmallValue::String(text) => Field::Valid(&**text),
             other => {
-                problems.wrong_type(element_pointer, "a fingerprint string", other);
+                problems.wrong_type(element_pointer(index), "a fingerprint string", other);
                 all_valid = false;
                 continue;
             }
         };
-        let Field::Valid(fingerprint) = parse_fingerprint(problems, text, element_pointer.clone())
+        let Field::Valid(fingerprint) =
+            parse_fingerprint(problems, text, || element_pointer(index))
         else {
             all_valid = false;
             continue;
         };
         if let Some((_, first)) = seen.iter().find(|(known, _)| *known == fingerprint) {
-            let at = problems.at(element_pointer);
-            let first = first.clone();
+            let at = problems.at(element_pointer(index));
+            let first = match first {
+                Some(first) => element_pointer(*first),
+                None => child(pointer, "tls_fingerprint"),
+            };
             problems.push(CatalogError::DuplicateFingerprint {
                 at,
                 fingerprint,
@@ -244,7 +299,7 @@ fn read_backups(
             all_valid = false;
             continue;
         }
-        seen.push((fingerprint, element_pointer));
+        seen.push((fingerprint, Some(index)));
         backups.push(fingerprint);
     }
     all_valid.then_some(backups)
@@ -253,7 +308,7 @@ fn read_backups(
 /// `rotation_mode` or `tls_trust`.
 fn read_mode<M>(
     problems: &mut Problems<'_>,
-    server: &Map<String, Value>,
+    server: &SmallObject<'_>,
     pointer: &str,
     member: &'static str,
 ) -> Field<M>

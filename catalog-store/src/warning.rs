@@ -3,6 +3,7 @@
 //! seed 003 §3, do not catch), and invisible or direction-changing characters in names and
 //! approved definitions (docs/design.md §9).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -191,7 +192,7 @@ impl fmt::Display for CatalogWarning {
 /// Every warning for `entries`, sorted by entry index (name warnings first for an entry).
 pub(crate) fn find_warnings(
     entries: &[CatalogEntry],
-    server_keys: &[String],
+    server_keys: &[Cow<'_, str>],
     invisible: Vec<Vec<InvisibleText>>,
 ) -> Vec<CatalogWarning> {
     let mut warnings: Vec<CatalogWarning> = entries
@@ -232,12 +233,12 @@ fn name_warning(index: usize, entry: &CatalogEntry) -> Option<CatalogWarning> {
 /// Groups names by their folded form (separators removed, lowercase). In each group, an entry
 /// is paired with the earliest entry on another server: the group's first entry, or, when that
 /// one shares the entry's server, the first entry on any other server. Linear in the entries.
-fn lookalikes(entries: &[CatalogEntry], server_keys: &[String]) -> Vec<CatalogWarning> {
+fn lookalikes(entries: &[CatalogEntry], server_keys: &[Cow<'_, str>]) -> Vec<CatalogWarning> {
     struct Group {
         first: usize,
         first_on_other_server: Option<usize>,
     }
-    let mut groups: HashMap<String, Group> = HashMap::new();
+    let mut groups: HashMap<String, Group> = HashMap::with_capacity(entries.len());
     let mut warnings = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
         let folded = fold_separators_and_case(entry.tool_name());
@@ -278,6 +279,19 @@ fn lookalikes(entries: &[CatalogEntry], server_keys: &[String]) -> Vec<CatalogWa
 }
 
 fn fold_separators_and_case(name: &str) -> String {
+    // An ASCII name (most are) is folded byte by byte: the same text, without decoding.
+    if name.is_ascii() {
+        return name
+            .bytes()
+            .filter(|byte| !matches!(byte, b'-' | b'_' | b'.'))
+            .map(|byte| char::from(byte.to_ascii_lowercase()))
+            .collect();
+    }
+    fold_decoded(name)
+}
+
+/// [`fold_separators_and_case`] of any name, character by character.
+fn fold_decoded(name: &str) -> String {
     name.chars()
         .filter(|c| !matches!(c, '-' | '_' | '.'))
         .flat_map(char::to_lowercase)
@@ -288,14 +302,14 @@ fn fold_separators_and_case(name: &str) -> String {
 /// NFC form. An ASCII name is its own NFC form, but a non-ASCII one may normalize to it
 /// (U+212A KELVIN SIGN is `K`).
 fn normalization_collisions(entries: &[CatalogEntry]) -> Vec<CatalogWarning> {
-    let mut first_by_form: HashMap<String, usize> = HashMap::new();
+    let mut first_by_form: HashMap<Cow<'_, str>, usize> = HashMap::with_capacity(entries.len());
     let mut warnings = Vec::new();
     for (index, entry) in entries.iter().enumerate() {
         let name = entry.tool_name();
-        let form: String = if name.is_ascii() {
-            name.to_owned()
+        let form: Cow<'_, str> = if name.is_ascii() {
+            Cow::Borrowed(name)
         } else {
-            name.nfc().collect()
+            Cow::Owned(name.nfc().collect())
         };
         let first = *first_by_form.entry(form).or_insert(index);
         let other = &entries[first];
@@ -354,4 +368,34 @@ fn invisible_characters(
         );
     }
     warnings
+}
+
+#[cfg(test)]
+mod unit {
+    use super::{fold_decoded, fold_separators_and_case};
+
+    /// The byte-by-byte fold of an ASCII name is the character-by-character one.
+    #[test]
+    fn an_ascii_name_folds_as_it_decodes() {
+        for name in [
+            "",
+            "a",
+            "Sales-Force.Query_X",
+            "ABC-def_.~",
+            "x.y",
+            "-_.",
+            "Z9 z",
+        ] {
+            assert_eq!(
+                fold_separators_and_case(name),
+                fold_decoded(name),
+                "{name:?}"
+            );
+        }
+        assert_eq!(
+            fold_separators_and_case("Sales-Force.Query"),
+            "salesforcequery"
+        );
+        assert_eq!(fold_separators_and_case("ÀB-c"), "àbc");
+    }
 }

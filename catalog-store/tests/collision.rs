@@ -2,7 +2,10 @@
 
 use serde_json::json;
 
-use crate::support::{FP_A, FP_B, entry_one, entry_two, error_messages, with, without};
+use crate::support::{
+    FP_A, FP_B, assert_colliding_alike, colon_form, entry_one, entry_two, error_messages, with,
+    without,
+};
 
 /// [`entry_one`]'s tool on another server: the seed's `legacy-crm.internal` example.
 fn legacy_one() -> serde_json::Value {
@@ -98,4 +101,29 @@ fn names_that_differ_only_in_case_are_not_collisions() {
     // They are lookalikes (a warning, see the warnings module), not the same name.
     let other = crate::support::entry_one_named("Salesforce.Query");
     assert!(crate::support::load(&json!([entry_one(), other])).is_ok());
+}
+
+/// A valid entry's server is described from its binding, an invalid server's from what was
+/// read: the two lines are the same for one server (fingerprint written in another form,
+/// SPIFFE ID alone), whichever entry is the invalid one.
+#[test]
+fn a_valid_and_an_invalid_server_are_shown_alike() {
+    let line = format!("  - https://mcp.salesforce.com/mcp (tls_fingerprint: {FP_A})");
+    let spiffe_line = "  - https://mcp.salesforce.com/mcp (spiffe_id: spiffe://corp.example/salesforce/mcp-server)";
+    for (entry, line) in [
+        (entry_one(), line.as_str()),
+        (
+            with(
+                entry_one(),
+                "/server/tls_fingerprint",
+                json!(colon_form(FP_A)),
+            ),
+            line.as_str(),
+        ),
+        (without(entry_one(), "/server/tls_fingerprint"), spiffe_line),
+    ] {
+        // A typo in the server object: the server is invalid, its fields readable.
+        let invalid = with(entry.clone(), "/server/tls_fingerprnt", json!("x"));
+        assert_colliding_alike(&entry, &invalid, "salesforce.query", line);
+    }
 }

@@ -8,7 +8,8 @@ use catalog_store::{CatalogError, ServerBinding};
 use serde_json::{Value, json};
 
 use crate::support::{
-    FP_A, entry_one, error_messages, load, load_valid, single_error, with, without,
+    FP_A, assert_colliding_alike, entry_one, error_messages, load, load_valid, single_error, with,
+    without,
 };
 
 /// `"sha256:" + sha256(b"node").hexdigest()`.
@@ -507,6 +508,18 @@ fn a_duplicate_local_tool_name_shows_the_command_and_the_program_s_digest() {
              servers:\n{line}\n{line}\nEach tool name must map to exactly one upstream server."
         )]
     );
+}
+
+/// A valid local server is described from its binding, an invalid one from what was read:
+/// the same line for one command.
+#[test]
+fn a_valid_and_an_invalid_local_server_are_shown_alike() {
+    let invalid = with(local_entry(), "/server/url", json!("https://a.example/mcp"));
+    let line = format!(
+        "  - command [\"/usr/bin/node\", \"/opt/mcp/everything/dist/index.js\", \"stdio\"] \
+         (program /usr/bin/node) (entrypoint_digests: {NODE} for /usr/bin/node)"
+    );
+    assert_colliding_alike(&local_entry(), &invalid, "everything.echo", &line);
 }
 
 #[test]

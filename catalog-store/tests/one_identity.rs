@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use crate::support::{
     FP_A, FP_A2, FP_B, entry_one, entry_one_named, entry_two, error_messages, load, load_valid,
-    with, without,
+    message_starts, with, without,
 };
 
 const SPIFFE: &str = "spiffe://corp.example/salesforce/mcp-server";
@@ -224,4 +224,40 @@ fn two_entries_with_the_same_url_and_the_same_binding_stay_fine() {
         ["salesforce.query", "salesforce.describe"]
     );
     assert_eq!(catalog.warnings(), &[]);
+}
+
+/// Entries that write one server alike share its binding: the second and fourth entries,
+/// written alike, each differ from the first and are each reported; the third, written as
+/// the first, agrees.
+#[test]
+fn servers_written_alike_are_each_compared_with_the_first() {
+    let on_key_b = |name: &str| {
+        with(
+            entry_one_named(name),
+            "/server/tls_fingerprint",
+            json!(FP_B),
+        )
+    };
+    let document = json!([
+        entry_one(),
+        on_key_b("salesforce.describe"),
+        entry_one_named("salesforce_query"),
+        on_key_b("Salesforce.Query"),
+    ]);
+    assert_eq!(
+        message_starts(&document, ": the server"),
+        [
+            "entry 1 (tool_name \"salesforce.describe\") at /1/server",
+            "entry 3 (tool_name \"Salesforce.Query\") at /3/server"
+        ]
+    );
+    for message in &error_messages(&document) {
+        assert!(
+            message.contains(&format!(
+                "is bound here to {}, but entry 0 (tool_name \"salesforce.query\") at /0/server",
+                identity(FP_B)
+            )),
+            "{message}"
+        );
+    }
 }

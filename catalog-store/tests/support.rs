@@ -143,3 +143,39 @@ pub fn entry_one_named(tool_name: &str) -> Value {
         json!(hash),
     )
 }
+
+/// `fingerprint` (`SHA256:<hex>`) in OpenSSL's colon-separated form, uppercase.
+pub fn colon_form(fingerprint: &str) -> String {
+    fingerprint
+        .trim_start_matches("SHA256:")
+        .as_bytes()
+        .chunks(2)
+        .map(|pair| String::from_utf8_lossy(pair).to_uppercase())
+        .collect::<Vec<_>>()
+        .join(":")
+}
+
+/// `valid` and `invalid` (one `tool_name`, one server; `invalid` with one problem), in both
+/// orders: the problem, then the duplicate tool name with `line` for both entries.
+#[track_caller]
+pub fn assert_colliding_alike(valid: &Value, invalid: &Value, tool_name: &str, line: &str) {
+    for document in [json!([valid, invalid]), json!([invalid, valid])] {
+        let messages = error_messages(&document);
+        assert_eq!(messages.len(), 2, "{messages:#?}");
+        assert_eq!(
+            messages[1],
+            format!(
+                "Duplicate tool name in catalog: {tool_name:?} is registered by two different \
+                 servers:\n{line}\n{line}\nEach tool name must map to exactly one upstream server."
+            )
+        );
+    }
+}
+
+/// The error messages of `document`, each up to the first `until` (the entry and pointer).
+pub fn message_starts(document: &Value, until: &str) -> Vec<String> {
+    error_messages(document)
+        .iter()
+        .map(|message| message.split(until).next().unwrap_or_default().to_owned())
+        .collect()
+}

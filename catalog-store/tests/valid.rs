@@ -8,8 +8,8 @@ use serde_json::json;
 use server_identity::{RotationMode, TlsTrust};
 
 use crate::support::{
-    FP_A, FP_A2, H1, H1_UPSTREAM_QUERY, entry_one, entry_one_named, entry_two, load, load_valid,
-    with, without,
+    FP_A, FP_A2, H1, H1_UPSTREAM_QUERY, colon_form, entry_one, entry_one_named, entry_two, load,
+    load_valid, with, without,
 };
 
 #[test]
@@ -133,13 +133,7 @@ fn null_optional_members_are_absent() {
 #[test]
 fn server_options_are_read_and_fingerprints_canonicalized() {
     // Uppercase hex and OpenSSL's colon form are accepted and shown canonically.
-    let colon_form = FP_A2
-        .trim_start_matches("SHA256:")
-        .as_bytes()
-        .chunks(2)
-        .map(|pair| String::from_utf8_lossy(pair).to_uppercase())
-        .collect::<Vec<_>>()
-        .join(":");
+    let colon_form = colon_form(FP_A2);
     let entry = with(
         entry_one(),
         "/server/tls_fingerprint",

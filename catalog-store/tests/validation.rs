@@ -7,8 +7,8 @@ use catalog_store::{Catalog, CatalogError, CatalogLoadError};
 use serde_json::json;
 
 use crate::support::{
-    FP_A, FP_A2, H1_CHANGED, entry_one, entry_two, error_messages, load, load_valid, single_error,
-    with, without,
+    FP_A, FP_A2, H1_CHANGED, entry_one, entry_one_named, entry_two, error_messages, load,
+    load_valid, message_starts, single_error, with, without,
 };
 
 const ENTRY_ALLOWED: &str = "tool_name, upstream_name, server, approved_definition, \
@@ -737,4 +737,25 @@ fn error_values_carry_both_digests_and_compare_equal() {
     )]))
     .unwrap_err();
     assert_eq!(error.errors(), again.errors());
+}
+
+/// A server written alike in two entries is read for each when it is invalid: each entry
+/// reports its problem at its own pointer (a valid one is read once and shared).
+#[test]
+fn an_invalid_server_written_alike_is_reported_for_each_entry() {
+    let bad = |name: &str| {
+        with(
+            entry_one_named(name),
+            "/server/rotation_mode",
+            json!("sideways"),
+        )
+    };
+    let document = json!([bad("salesforce.describe"), bad("salesforce_query")]);
+    assert_eq!(
+        message_starts(&document, ": "),
+        [
+            "entry 0 (tool_name \"salesforce.describe\") at /0/server/rotation_mode",
+            "entry 1 (tool_name \"salesforce_query\") at /1/server/rotation_mode"
+        ]
+    );
 }

@@ -518,3 +518,30 @@ fn a_split_array_gives_the_tree_errors() {
     let error = reader.next_member().unwrap_err();
     assert_eq!(Err(error), parse_strict(twice.as_bytes()).map(|_| ()));
 }
+
+/// Whitespace runs of every length up to past two of the eight-space steps the reader skips
+/// indentation by, of spaces alone and mixed, around every token, at the end of the input and
+/// before a byte that is refused: the tree reader's bytes or error (its offset) every time.
+#[test]
+fn runs_of_whitespace_of_any_length_read_as_the_tree_reads_them() {
+    for length in 0..=19 {
+        for run in [
+            " ".repeat(length),
+            format!("\n{}", " ".repeat(length)),
+            format!("{}\t{}", " ".repeat(length), " ".repeat(length % 9)),
+            format!("{}\r\n ", " ".repeat(length)),
+        ] {
+            let w = run.as_str();
+            let valid = format!(
+                "{w}{{{w}\"a\"{w}:{w}[{w}1{w},{w}\"x\"{w}]{w},{w}\"b\"{w}:{w}{{{w}}}{w}}}{w}"
+            );
+            assert!(agreed(valid.as_bytes()).is_ok(), "{valid:?}");
+            for refused in ["x", "\u{a0}", "\u{b}"] {
+                let after_run = format!("{{\"a\":{w}{refused}}}");
+                assert!(agreed(after_run.as_bytes()).is_err(), "{after_run:?}");
+                let trailing = format!("[1]{w}{refused}");
+                assert!(agreed(trailing.as_bytes()).is_err(), "{trailing:?}");
+            }
+        }
+    }
+}
