@@ -309,6 +309,10 @@ pub(crate) enum LexedNumber {
     Integer { magnitude: u64, negative: bool },
     /// A literal with a fraction or an exponent: the nearest double, finite.
     Float(f64),
+    /// A literal with a fraction and no exponent that is already the canonical form of its
+    /// double ([`is_canonical_fraction`]): RFC 8785 writes it unchanged, so it is not
+    /// converted (the tree reader converts it, [`number`]).
+    CanonicalFraction,
 }
 
 /// Reads the number starting at `*pos`; leaves `*pos` after it.
@@ -317,6 +321,7 @@ pub(crate) enum LexedNumber {
 /// reads it, except `-0`, which is the double `-0.0` (again as serde_json reads it). Every
 /// other literal becomes the nearest double: `str::parse::<f64>` rounds correctly.
 pub(crate) fn number(input: &[u8], pos: &mut usize) -> Result<Number, LexError> {
+    let start = *pos;
     Ok(match lex_number(input, pos)? {
         LexedNumber::Integer {
             magnitude,
@@ -332,6 +337,7 @@ pub(crate) fn number(input: &[u8], pos: &mut usize) -> Result<Number, LexError> 
             negative: true,
         } => Number::from(-(magnitude as i64)),
         LexedNumber::Float(value) => float_number(value),
+        LexedNumber::CanonicalFraction => float_number(float(&input[start..*pos], start)?),
     })
 }
 
@@ -370,6 +376,7 @@ pub(crate) fn lex_number(input: &[u8], pos: &mut usize) -> Result<LexedNumber, L
         }
         i = skip_digits(input, i);
     }
+    let fraction_end = i;
     if let Some(b'e' | b'E') = input.get(i) {
         i += 1;
         if let Some(b'+' | b'-') = input.get(i) {
@@ -384,9 +391,50 @@ pub(crate) fn lex_number(input: &[u8], pos: &mut usize) -> Result<LexedNumber, L
     let literal = &input[start..i];
     if i == integer_end {
         integer(literal, negative, start)
+    } else if i == fraction_end
+        && is_canonical_fraction(
+            &input[start + usize::from(negative)..integer_end],
+            &input[integer_end + 1..fraction_end],
+        )
+    {
+        Ok(LexedNumber::CanonicalFraction)
     } else {
         float(literal, start).map(LexedNumber::Float)
     }
+}
+
+/// Whether `integer.fraction` (checked against the grammar, no exponent) is written exactly as
+/// ECMAScript writes its double (RFC 8785 §3.2.2.3), so that converting it and writing the
+/// shortest form back would give the same text.
+///
+/// It is when it has at most 15 significant digits, no trailing zero in the fraction (the
+/// shortest form drops it: `1.50` is `1.5`), and, below 1, at most five zeros after the point
+/// (from 10^-7 down ECMAScript writes an exponent: `1e-7`). Fifteen digits suffice: between
+/// two powers of ten, doubles lie closer together than half the distance between decimals of
+/// 15 significant digits, so such a decimal is the only one of at most 15 digits that rounds
+/// to its double, and the shortest form that reads back as that double is that decimal.
+fn is_canonical_fraction(integer: &[u8], fraction: &[u8]) -> bool {
+    /// Significant digits every double keeps (C's `DBL_DIG`).
+    const DIGITS_KEPT: usize = 15;
+    /// Zeros after the point before ECMAScript switches to an exponent (0.000001 is written
+    /// so, 0.0000001 as `1e-7`).
+    const MAX_LEADING_ZEROS: usize = 5;
+    if !fraction
+        .last()
+        .is_some_and(|digit| (b'1'..=b'9').contains(digit))
+    {
+        return false;
+    }
+    let significant = if integer == b"0" {
+        let zeros = fraction.iter().take_while(|&&digit| digit == b'0').count();
+        if zeros > MAX_LEADING_ZEROS {
+            return false;
+        }
+        fraction.len() - zeros
+    } else {
+        integer.len() + fraction.len()
+    };
+    significant <= DIGITS_KEPT
 }
 
 fn skip_digits(input: &[u8], mut i: usize) -> usize {

@@ -145,3 +145,61 @@ proptest! {
         let _ = agreed(&bytes);
     }
 }
+
+/// A decimal literal with a fraction and no exponent, shaped near where the stream stops
+/// copying the literal and converts it instead: 14 to 17 significant digits, up to seven zeros
+/// after the point below 1, a trailing zero or not, either sign.
+fn decimal_literal() -> impl Strategy<Value = String> {
+    let integer = prop_oneof![
+        Just(String::from("0")),
+        "[1-9][0-9]{0,16}".prop_map(String::from),
+    ];
+    let fraction = ("0{0,7}", "[0-9]{0,16}", "[0-9]")
+        .prop_map(|(zeros, digits, last)| format!("{zeros}{digits}{last}"));
+    (any::<bool>(), integer, fraction).prop_map(|(negative, integer, fraction)| {
+        format!("{}{integer}.{fraction}", if negative { "-" } else { "" })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(4000))]
+
+    /// The stream copies a fraction it finds already canonical and converts any other; either
+    /// way it writes what the tree path writes from the double (ECMAScript's shortest form).
+    #[test]
+    fn a_decimal_literal_streams_as_its_double_is_written(literal in decimal_literal()) {
+        let expected = canonicalize(&parse_strict(literal.as_bytes()).unwrap()).unwrap();
+        prop_assert_eq!(agreed(literal.as_bytes()).unwrap(), expected);
+    }
+}
+
+#[test]
+fn fractions_copied_as_written_and_those_converted() {
+    for (literal, canonical) in [
+        // Copied: already the shortest form of their double.
+        ("9468.5", "9468.5"),
+        ("-0.5", "-0.5"),
+        ("0.000001", "0.000001"),
+        ("123456789012345.6", "123456789012345.6"),
+        ("0.123456789012345", "0.123456789012345"),
+        // Converted: a trailing zero, an exponent form, more than 15 digits, zero.
+        ("1.50", "1.5"),
+        ("2.0", "2"),
+        ("-0.0", "0"),
+        ("0.0000001", "1e-7"),
+        ("0.1000000000000000055511151231257827", "0.1"),
+        ("1234567890123456.7", "1234567890123456.8"),
+        ("1e-3", "0.001"),
+    ] {
+        assert_eq!(
+            canonicalize_strict(literal.as_bytes()).unwrap(),
+            canonical.as_bytes(),
+            "{literal}"
+        );
+        assert_eq!(
+            agreed(literal.as_bytes()).unwrap(),
+            canonical.as_bytes(),
+            "{literal}"
+        );
+    }
+}

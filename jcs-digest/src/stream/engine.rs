@@ -384,7 +384,9 @@ fn write_number(number: LexedNumber, literal: &[u8], out: &mut Vec<u8>) {
         // Both zeros are written "0"; any other integer literal is already its decimal form
         // (the grammar allows no leading zero and no '+').
         LexedNumber::Integer { magnitude: 0, .. } => out.push(b'0'),
-        LexedNumber::Integer { .. } => out.extend_from_slice(literal),
+        LexedNumber::Integer { .. } | LexedNumber::CanonicalFraction => {
+            out.extend_from_slice(literal);
+        }
         LexedNumber::Float(value) => {
             if value == 0.0 {
                 out.push(b'0');
