@@ -114,11 +114,11 @@ impl Read {
 /// Writes `{"profile":LABEL,"tool":{…}}` to `emit`: the members of `slots` (in `buffer`) in
 /// RFC 8785 order, each after its name.
 fn emit_preimage(buffer: &[u8], slots: &Slots, profile: Profile, mut emit: impl FnMut(&[u8])) {
-    let mut head = Vec::with_capacity(64);
-    head.extend_from_slice(b"{\"profile\":");
-    canonical::write_string(profile.label(), &mut head);
-    head.extend_from_slice(b",\"tool\":{");
-    emit(&head);
+    // A label needs no escaping (`every_label_is_its_own_canonical_string`), so it is emitted
+    // between quotes as it is, with no buffer made per tool.
+    emit(b"{\"profile\":\"");
+    emit(profile.label().as_bytes());
+    emit(b"\",\"tool\":{");
     let mut first = true;
     for ((_, prefix), slot) in SLOTS.iter().zip(slots) {
         let Some((start, end)) = *slot else {
@@ -216,5 +216,20 @@ impl StreamReader<'_> {
             slots[slot] = Some((start, buffer.len()));
         }
         Ok(Read::Definition(name, slots))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `emit_preimage` writes a label between quotes as it is.
+    #[test]
+    fn every_label_is_its_own_canonical_string() {
+        for profile in Profile::ALL {
+            let mut written = Vec::new();
+            canonical::write_string(profile.label(), &mut written);
+            assert_eq!(written, format!("\"{}\"", profile.label()).into_bytes());
+        }
     }
 }
