@@ -94,35 +94,73 @@ pub(crate) struct ServerSketch {
 }
 
 impl ServerSketch {
-    /// The sketch of a valid server: the texts its reader (`read_server`, `read_local`) writes
-    /// for an invalid one, from the values it was read into. Written only for a collision
-    /// report, not for every entry.
+    /// The sketch of a valid server, from the values it was read into: the texts
+    /// [`network`](Self::network) and [`local`](Self::local) write for one that is not
+    /// valid. Written only for a collision report, not for every entry.
     pub(crate) fn of_binding(binding: &ServerBinding) -> ServerSketch {
         match binding {
-            ServerBinding::Network(server) => ServerSketch {
-                url: server.url().as_str().to_owned(),
-                // A valid server has an anchor, and a `spiffe_id` kept as written.
-                identity: match (server.tls_fingerprint(), server.spiffe_id()) {
-                    (Some(fingerprint), _) => format!("tls_fingerprint: {fingerprint}"),
-                    (None, Some(id)) => format!("spiffe_id: {id}"),
-                    (None, None) => "no identity anchor".to_owned(),
-                },
+            ServerBinding::Network(server) => ServerSketch::network(
+                server.url().as_str(),
+                server.tls_fingerprint().map(|f| f as &dyn fmt::Display),
+                server.spiffe_id().map(|id| id as &dyn fmt::Display),
+            ),
+            ServerBinding::Local(server) => ServerSketch::of_local(server),
+        }
+    }
+
+    /// [`of_binding`](Self::of_binding) of a local server.
+    pub(crate) fn of_local(server: &LocalServer) -> ServerSketch {
+        ServerSketch::local(
+            Some(server.command()),
+            Some(server.program()),
+            Some(server.entrypoint_digests()),
+        )
+    }
+
+    /// A network server: its URL as far as it was read, and the first identity anchor it
+    /// gives (the fingerprint before the SPIFFE ID).
+    pub(crate) fn network(
+        url: &str,
+        fingerprint: Option<&dyn fmt::Display>,
+        spiffe_id: Option<&dyn fmt::Display>,
+    ) -> ServerSketch {
+        ServerSketch {
+            url: url.to_owned(),
+            identity: match (fingerprint, spiffe_id) {
+                (Some(fingerprint), _) => format!("tls_fingerprint: {fingerprint}"),
+                (None, Some(id)) => format!("spiffe_id: {id}"),
+                (None, None) => "no identity anchor".to_owned(),
             },
-            ServerBinding::Local(server) => {
-                let program = server.program().display();
-                ServerSketch {
-                    url: format!("command {:?} (program {program})", server.command()),
-                    // A valid local server's program is one of its entrypoints.
-                    identity: server
-                        .entrypoint_digests()
-                        .iter()
-                        .find(|(path, _)| *path == server.program())
-                        .map_or_else(
-                            || "no digest for the program".to_owned(),
-                            |(_, digest)| format!("entrypoint_digests: {digest} for {program}"),
-                        ),
+        }
+    }
+
+    /// A local server: its command and program, and the digest of the program, as far as
+    /// they were read.
+    pub(crate) fn local(
+        command: Option<&[String]>,
+        program: Option<&Path>,
+        digests: Option<&EntrypointDigests>,
+    ) -> ServerSketch {
+        ServerSketch {
+            url: match (command, program) {
+                (Some(command), Some(program)) => {
+                    format!("command {command:?} (program {})", program.display())
                 }
-            }
+                (Some(command), None) => format!("command {command:?}"),
+                _ => "command (unreadable)".to_owned(),
+            },
+            identity: match (program, digests) {
+                (Some(program), Some(digests)) => digests
+                    .iter()
+                    .find(|(path, _)| *path == program)
+                    .map_or_else(
+                        || "no digest for the program".to_owned(),
+                        |(_, digest)| {
+                            format!("entrypoint_digests: {digest} for {}", program.display())
+                        },
+                    ),
+                _ => "entrypoint_digests unreadable".to_owned(),
+            },
         }
     }
 

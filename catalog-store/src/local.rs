@@ -20,14 +20,15 @@ pub(crate) fn is_present(object: &SmallObject<'_>, member: &str) -> bool {
 }
 
 /// Reads a `server` object that has a `command`; `path_var` is the gateway's `PATH`, on which
-/// a bare `command[0]` is looked up. `None` when a problem was recorded.
+/// a bare `command[0]` is looked up. When a problem was recorded: what a collision report
+/// says of it.
 pub(crate) fn read_local(
     problems: &mut Problems<'_>,
     server: &SmallObject<'_>,
     pointer: &str,
     display_name: Option<&str>,
     path_var: Option<&OsStr>,
-) -> (Option<LocalServer>, ServerSketch) {
+) -> Result<LocalServer, ServerSketch> {
     let errors_before = problems.errors.len();
     for member in NETWORK_ONLY_MEMBERS {
         if is_present(server, member) {
@@ -61,40 +62,32 @@ pub(crate) fn read_local(
         }
     }
 
-    let sketch = ServerSketch {
-        url: match (&command, &program) {
-            (Some(command), Some(program)) => {
-                format!("command {command:?} (program {})", program.display())
-            }
-            (Some(command), None) => format!("command {command:?}"),
-            _ => "command (unreadable)".to_owned(),
-        },
-        identity: match (&program, &digests) {
-            (Some(program), Some(digests)) => digests
-                .iter()
-                .find(|(path, _)| *path == program.as_path())
-                .map_or_else(
-                    || "no digest for the program".to_owned(),
-                    |(_, digest)| format!("entrypoint_digests: {digest} for {}", program.display()),
-                ),
-            _ => "entrypoint_digests unreadable".to_owned(),
-        },
-    };
-    if problems.errors.len() != errors_before {
-        return (None, sketch);
-    }
-    let local = (|| {
-        Some(LocalServer {
+    let valid = problems.errors.len() == errors_before;
+    match (command, program, cwd, env, inherit_env, digests) {
+        (
+            Some(command),
+            Some(program),
+            Some(cwd),
+            Some(env),
+            Some(inherit_env),
+            Some(entrypoint_digests),
+        ) if valid => Ok(LocalServer {
             display_name: display_name.map(str::to_owned),
-            command: command?,
-            program: program?,
-            cwd: cwd?,
-            env: env?,
-            inherit_env: inherit_env?,
-            entrypoint_digests: digests?,
-        })
-    })();
-    (local, sketch)
+            command,
+            program,
+            cwd,
+            env,
+            inherit_env,
+            entrypoint_digests,
+        }),
+        // Written only for a server that is not valid (a valid one is described from its
+        // values, `ServerSketch::of_binding`).
+        (command, program, _, _, _, digests) => Err(ServerSketch::local(
+            command.as_deref(),
+            program.as_deref(),
+            digests.as_ref(),
+        )),
+    }
 }
 
 /// A string no process argument, path or variable can carry a NUL in.

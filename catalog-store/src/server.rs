@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::ffi::OsStr;
+use std::fmt;
 use std::sync::{Arc, Mutex};
 
 use server_identity::{AnchorsError, Fingerprint, RotationMode, ServerAnchors, SpiffeId, TlsTrust};
@@ -78,13 +79,12 @@ pub(crate) fn read_server(
         "give a name for people, or remove the member",
     );
     if is_present(server, "command") {
-        let (local, sketch) = read_local(problems, server, pointer, display_name.valid(), path_var);
+        let local = read_local(problems, server, pointer, display_name.valid(), path_var)?;
         // An unknown member or a bad display_name makes the server object invalid too.
-        let valid = problems.errors.len() == errors_before;
-        return local
-            .filter(|_| valid)
-            .map(ServerBinding::Local)
-            .ok_or(sketch);
+        if problems.errors.len() != errors_before {
+            return Err(ServerSketch::of_local(&local));
+        }
+        return Ok(ServerBinding::Local(local));
     }
     for member in LOCAL_ONLY_MEMBERS {
         if is_present(server, member) {
@@ -190,16 +190,17 @@ pub(crate) fn read_server(
     // Written only for an invalid server: a valid one is described from its binding
     // (`ServerSketch::of_binding`, the same texts).
     let sketch = || {
-        let identity = match (fingerprint_text, tls_fingerprint, spiffe_text) {
-            (_, Field::Valid(fingerprint), _) => format!("tls_fingerprint: {fingerprint}"),
-            (Field::Valid(text), _, _) => format!("tls_fingerprint: {text}"),
-            (_, _, Field::Valid(text)) => format!("spiffe_id: {text}"),
-            _ => "no identity anchor".to_owned(),
+        let fingerprint: Option<&dyn fmt::Display> = match (&tls_fingerprint, &fingerprint_text) {
+            (Field::Valid(fingerprint), _) => Some(fingerprint),
+            (_, Field::Valid(text)) => Some(text),
+            _ => None,
         };
-        ServerSketch {
-            url: url.valid().unwrap_or_default().to_owned(),
-            identity,
-        }
+        let spiffe_id = spiffe_text.valid();
+        ServerSketch::network(
+            url.valid().unwrap_or_default(),
+            fingerprint,
+            spiffe_id.as_ref().map(|id| id as &dyn fmt::Display),
+        )
     };
 
     if problems.errors.len() != errors_before {
