@@ -18,7 +18,7 @@ use crate::code_points::is_invisible;
 use crate::error::CatalogError;
 use crate::location::child;
 use crate::members::Problems;
-use crate::small::{SmallObject, SmallValue, string_text};
+use crate::small::{SmallObject, SmallValue, read_string_text};
 
 /// The members an approved definition may carry: the six that are hashed (seed 000 §3), with
 /// the seed 003 §2 snake_case spellings of the two schemas.
@@ -164,10 +164,7 @@ impl<'a> DefinitionRead<'a> {
                 text: None,
             };
             if member.name == "name" && member.found == JsonType::String {
-                let start = reader.offset();
-                reader.skip_value()?;
-                let written = input.get(start..reader.offset()).unwrap_or_default();
-                member.text = Some(string_text(written));
+                member.text = Some(read_string_text(reader, input)?);
             } else if is_hashed(&member.name, member.found) {
                 let from = canonical.len();
                 reader.canonical_value(canonical)?;

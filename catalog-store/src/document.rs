@@ -6,10 +6,9 @@
 //! that jcs-digest can read the two halves of a large entry array at once
 //! (`StreamReader::elements_with`). The members other than `approved_definition` are small
 //! (names, the `server` object) and are read into a [`SmallValue`] each, for the schema
-//! readers; the
-//! definition is read by [`DefinitionRead::read`], and digested at the end of the entry's read
-//! ([`finish`](crate::definition::DefinitionMembers::finish)), once the upstream name is
-//! known wherever it is in the entry: its canonical bytes are then not kept.
+//! readers; the definition is read by [`DefinitionRead::read`], and digested at the end of
+//! the entry's read ([`finish`](crate::definition::DefinitionMembers::finish)), once the
+//! upstream name is known wherever it is in the entry: its canonical bytes are then not kept.
 
 use jcs_digest::{JsonType, StreamReader, StrictJsonError};
 

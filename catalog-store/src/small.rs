@@ -45,12 +45,7 @@ impl<'a> SmallValue<'a> {
         input: &'a [u8],
     ) -> Result<SmallValue<'a>, StrictJsonError> {
         match reader.peek() {
-            Some(JsonType::String) => {
-                let start = reader.offset();
-                reader.skip_value()?;
-                let written = input.get(start..reader.offset()).unwrap_or_default();
-                Ok(SmallValue::String(string_text(written)))
-            }
+            Some(JsonType::String) => read_string_text(reader, input).map(SmallValue::String),
             Some(JsonType::Array) => {
                 reader.enter_array()?;
                 let mut elements = Vec::new();
@@ -168,9 +163,22 @@ impl<'a> SmallObject<'a> {
     }
 }
 
+/// Reads the string that is the next value of `reader` (a reader of `input`; the caller has
+/// seen it is one with `peek`): its text, borrowed from `input` when it holds no escape.
+pub(crate) fn read_string_text<'a>(
+    reader: &mut StreamReader<'a>,
+    input: &'a [u8],
+) -> Result<Cow<'a, str>, StrictJsonError> {
+    let start = reader.offset();
+    reader.skip_value()?;
+    Ok(string_text(
+        input.get(start..reader.offset()).unwrap_or_default(),
+    ))
+}
+
 /// The text of the JSON string written as `written` (read strictly, quotes included):
 /// borrowed when it holds no escape, decoded otherwise.
-pub(crate) fn string_text(written: &[u8]) -> Cow<'_, str> {
+fn string_text(written: &[u8]) -> Cow<'_, str> {
     let inner = written
         .strip_prefix(b"\"")
         .and_then(|inner| inner.strip_suffix(b"\""));

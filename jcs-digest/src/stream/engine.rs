@@ -382,7 +382,8 @@ impl StreamReader<'_> {
 fn write_number(number: LexedNumber, literal: &[u8], out: &mut Vec<u8>) {
     match number {
         // Both zeros are written "0"; any other integer literal is already its decimal form
-        // (the grammar allows no leading zero and no '+').
+        // (the grammar allows no leading zero and no '+'), and a canonical fraction its own
+        // shortest form (`lexer::is_canonical_fraction`).
         LexedNumber::Integer { magnitude: 0, .. } => out.push(b'0'),
         LexedNumber::Integer { .. } | LexedNumber::CanonicalFraction => {
             out.extend_from_slice(literal);
