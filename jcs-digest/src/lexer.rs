@@ -162,14 +162,19 @@ pub(crate) fn string_into<S: StringSink>(
 /// [`string_into`] for a byte sink, checking UTF-8 as it scans: one pass over the bytes, and
 /// the same error at the same offset (the first byte of the first invalid sequence, which
 /// is where `str::from_utf8` stops too).
+///
+/// The string's opening quote is at `*pos`; its bytes up to `plain_end` were already scanned
+/// by the caller and hold nothing special ([`scan::next_string_stop`] found nothing before
+/// it; `*pos + 1` when nothing was scanned).
 pub(crate) fn string_bytes<S: ByteSink>(
     input: &[u8],
     pos: &mut usize,
+    plain_end: usize,
     out: &mut S,
 ) -> Result<(), LexError> {
     let opening = *pos;
-    let mut i = opening + 1;
-    let mut run_start = i;
+    let mut i = plain_end;
+    let mut run_start = opening + 1;
     loop {
         i = scan::next_string_stop(input, i);
         let Some(&byte) = input.get(i) else {

@@ -228,6 +228,19 @@ fn member_order_and_large_objects_agree_with_the_tree() {
 
 /// A document of many top-level array elements is handed to the hasher in pieces; the digest
 /// is still the one of the whole canonical text.
+/// Names and strings taken from the input as they stand (printable ASCII without escapes)
+/// and those decoded (an escape, a character outside ASCII) sort together, by RFC 8785 order,
+/// and are written alike.
+#[test]
+fn plain_and_decoded_names_and_strings_side_by_side() {
+    let input =
+        r#"{"c": "x\u00e9", "\u0062": "plain", "é": 1, "a": "café \ud83d\ude80", "ab": "t\"q"}"#;
+    assert_eq!(
+        String::from_utf8(agreed(input.as_bytes()).unwrap()).unwrap(),
+        "{\"a\":\"caf\u{e9} \u{1f680}\",\"ab\":\"t\\\"q\",\"b\":\"plain\",\"c\":\"x\u{e9}\",\"\u{e9}\":1}"
+    );
+}
+
 #[test]
 fn long_arrays_are_hashed_in_pieces() {
     let element = r#"{"b": "é\u00e9", "a": [1.50, -0, 1e2]}"#;

@@ -81,6 +81,49 @@ fn duplicate_member_is_detected_after_unescaping() {
     assert_refused(br#"{"": 1, "": 2}"#, duplicate("", ""), 8, 1, 9);
 }
 
+/// A member name or string that starts as printable ASCII without escapes (which the reader
+/// takes from the input as it stands) and then holds something else: the error is where that
+/// is, and a name decoded from escapes is the same name as one written plainly.
+#[test]
+fn an_error_after_a_plain_start_is_where_it_is() {
+    assert_refused(
+        b"[\"plain \xff\"]",
+        StrictJsonErrorKind::InvalidUtf8,
+        8,
+        1,
+        9,
+    );
+    assert_refused(
+        b"{\"name\xff\": 1}",
+        StrictJsonErrorKind::InvalidUtf8,
+        6,
+        1,
+        7,
+    );
+    assert_refused(
+        b"{\"ab\x01\": 1}",
+        syntax("raw control character U+0001 in a string; write it as \\u0001"),
+        4,
+        1,
+        5,
+    );
+    assert_refused(
+        b"[\"ok\", \"abc\x1f\"]",
+        syntax("raw control character U+001F in a string; write it as \\u001f"),
+        11,
+        1,
+        12,
+    );
+    assert_refused(br#"{"b": 1, "\u0062": 2}"#, duplicate("", "b"), 9, 1, 10);
+    assert_refused(
+        br#"{"a": {"name": 1, "n\u0061me": 2}}"#,
+        duplicate("/a", "name"),
+        18,
+        1,
+        19,
+    );
+}
+
 #[test]
 fn integer_literal_outside_the_safe_range() {
     let error = assert_refused(

@@ -6,11 +6,13 @@ use std::collections::HashSet;
 
 use sha2::{Digest as _, Sha256};
 
-use super::{CanonicalObject, FLUSH_AT, Frame, LINEAR_DUPLICATE_SCAN, Name, Span, StreamReader};
-use crate::canonical;
+use super::{
+    CanonicalObject, FLUSH_AT, Frame, LINEAR_DUPLICATE_SCAN, Name, NameTexts, Span, StreamReader,
+};
 use crate::error::{StrictJsonError, StrictJsonErrorKind};
 use crate::lexer::{self, ByteSink, CharSink, Discard, LexError, LexedNumber, Utf8};
 use crate::pointer;
+use crate::{canonical, scan};
 
 impl StreamReader<'_> {
     /// Reads one value, skipping it or writing it canonically to `out`. With a `hasher`,
@@ -110,6 +112,9 @@ impl StreamReader<'_> {
         const SPACES: [u8; 8] = *b"        ";
         loop {
             match self.input.get(self.pos) {
+                // Most calls stand before a token (compact documents have no whitespace
+                // between tokens): one comparison settles them.
+                Some(&byte) if byte > b' ' => return,
                 Some(b' ') => {
                     let ahead = self.input.get(self.pos..self.pos + SPACES.len());
                     if ahead.and_then(|ahead| <[u8; 8]>::try_from(ahead).ok()) == Some(SPACES) {
@@ -155,6 +160,7 @@ impl StreamReader<'_> {
             count: 0,
             started: false,
             names_start: self.names.len(),
+            text_start: self.name_text.len(),
             current: None,
             seen: None,
             canonical,
@@ -180,18 +186,16 @@ impl StreamReader<'_> {
             out.push(b'}');
         }
         if frame.object {
-            if let Some(first) = self.names.get(frame.names_start) {
-                self.name_text.truncate(first.start);
-            }
+            self.name_text.truncate(frame.text_start);
             self.names.truncate(frame.names_start);
         }
     }
 
     /// Rewrites the members of `object` (everything after its `{` in `out`) in RFC 8785 order.
     fn sort_members(&mut self, object: &CanonicalObject, out: &mut Vec<u8>) {
-        let text = &self.name_text;
+        let texts = NameTexts::new(self.input, &self.name_text);
         let spans = &mut self.spans[object.spans_start..];
-        spans.sort_unstable_by(|a, b| a.name.cmp(&b.name, text));
+        spans.sort_unstable_by(|a, b| a.name.cmp(&b.name, texts));
         self.scratch.clear();
         for (index, span) in spans.iter().enumerate() {
             if index > 0 {
@@ -213,11 +217,19 @@ impl StreamReader<'_> {
             return Err(self.unexpected("a member name (a string in double quotes)"));
         }
         let name_offset = self.pos;
-        let start = self.name_text.len();
         let input = self.input;
-        lexer::string_bytes(input, &mut self.pos, &mut Utf8(&mut self.name_text))
-            .map_err(|error| self.lex_error(error, true))?;
-        let name = Name::new(&self.name_text, start, self.name_text.len());
+        // A name of printable ASCII without escapes (the rule) is its own text in the input.
+        let plain_end = scan::next_string_stop(input, name_offset + 1);
+        let name = if input.get(plain_end) == Some(&b'"') {
+            self.pos = plain_end + 1;
+            Name::in_input(input, name_offset + 1, plain_end)
+        } else {
+            let start = self.name_text.len();
+            let mut decoded = Utf8(&mut self.name_text);
+            lexer::string_bytes(input, &mut self.pos, plain_end, &mut decoded)
+                .map_err(|error| self.lex_error(error, true))?;
+            Name::decoded(&self.name_text, start, self.name_text.len())
+        };
         let index = self.names.len();
         if let Some(duplicate) = self.check_duplicate(&name) {
             let kind = StrictJsonErrorKind::DuplicateMember {
@@ -227,10 +239,11 @@ impl StreamReader<'_> {
             return Err(self.error(kind, name_offset));
         }
         self.names.push(name);
+        let texts = NameTexts::new(input, &self.name_text);
         if let Some(frame) = self.stack.last_mut() {
             if CANONICAL {
                 if let (Some(object), Some(previous)) = (&mut frame.canonical, frame.current) {
-                    if self.names[previous].cmp(&name, &self.name_text).is_ge() {
+                    if self.names[previous].cmp(&name, texts).is_ge() {
                         object.in_order = false;
                     }
                 }
@@ -242,7 +255,7 @@ impl StreamReader<'_> {
                 // Every escape is longer than what it decodes to, so a name as long as its
                 // decoded text has none, and its raw bytes are already canonical.
                 let raw = &input[name_offset..self.pos];
-                let decoded = name.bytes(&self.name_text);
+                let decoded = name.bytes(texts);
                 if raw.len() == decoded.len() + 2 {
                     out.extend_from_slice(raw);
                 } else {
@@ -262,10 +275,10 @@ impl StreamReader<'_> {
 
     /// Whether the innermost object already holds `name`: the name, decoded, if it does.
     fn check_duplicate(&mut self, name: &Name) -> Option<String> {
-        let text = &self.name_text;
+        let texts = NameTexts::new(self.input, &self.name_text);
         let frame = self.stack.last_mut()?;
         let earlier = &self.names[frame.names_start..];
-        let bytes = name.bytes(text);
+        let bytes = name.bytes(texts);
         let duplicate = || Some(String::from_utf8_lossy(bytes).into_owned());
         if let Some(seen) = &mut frame.seen {
             return if seen.insert(bytes.into()) {
@@ -274,13 +287,13 @@ impl StreamReader<'_> {
                 duplicate()
             };
         }
-        if earlier.iter().any(|other| other.same(name, text)) {
+        if earlier.iter().any(|other| other.same(name, texts)) {
             return duplicate();
         }
         if earlier.len() + 1 >= LINEAR_DUPLICATE_SCAN {
             let mut seen: HashSet<Box<[u8]>> = earlier
                 .iter()
-                .map(|other| other.bytes(text).into())
+                .map(|other| other.bytes(texts).into())
                 .collect();
             seen.insert(bytes.into());
             frame.seen = Some(seen);
@@ -295,13 +308,22 @@ impl StreamReader<'_> {
         let rest = &input[pos.min(input.len())..];
         let lexed = match rest.first() {
             Some(b'"') => {
-                if CANONICAL {
+                let plain_end = scan::next_string_stop(input, pos + 1);
+                if input.get(plain_end) == Some(&b'"') {
+                    // Printable ASCII without escapes is written as it is (RFC 8785 §3.2.2.2).
+                    if CANONICAL {
+                        out.extend_from_slice(&input[pos..=plain_end]);
+                    }
+                    self.pos = plain_end + 1;
+                    Ok(())
+                } else if CANONICAL {
                     out.push(b'"');
-                    let result = lexer::string_bytes(input, &mut self.pos, &mut Escaper(out));
+                    let result =
+                        lexer::string_bytes(input, &mut self.pos, plain_end, &mut Escaper(out));
                     out.push(b'"');
                     result
                 } else {
-                    lexer::string_bytes(input, &mut self.pos, &mut Discard)
+                    lexer::string_bytes(input, &mut self.pos, plain_end, &mut Discard)
                 }
             }
             Some(b'-' | b'0'..=b'9') => match lexer::lex_number(input, &mut self.pos) {
@@ -367,7 +389,7 @@ impl StreamReader<'_> {
                 let name = frame
                     .current
                     .and_then(|index| self.names.get(index))
-                    .map(|name| name.bytes(&self.name_text))
+                    .map(|name| name.bytes(NameTexts::new(self.input, &self.name_text)))
                     .unwrap_or_default();
                 pointer::push_member(&mut out, &String::from_utf8_lossy(name));
             } else {

@@ -23,7 +23,7 @@ use crate::digest::Digest;
 use crate::error::StrictJsonError;
 use crate::lexer;
 use crate::reader::StrictReader;
-use name::Name;
+use name::{Name, NameTexts};
 
 mod engine;
 mod name;
@@ -118,8 +118,10 @@ struct Frame {
     count: usize,
     /// Whether the walk API has looked past the opening bracket (unused by the engine).
     started: bool,
-    /// Objects: index into `StreamReader::names` of the first and the current member name.
+    /// Objects: index into `StreamReader::names` of the first and the current member name,
+    /// and the length of `StreamReader::name_text` when the object opened.
     names_start: usize,
+    text_start: usize,
     current: Option<usize>,
     /// Objects past [`LINEAR_DUPLICATE_SCAN`] members: every name so far.
     seen: Option<HashSet<Box<[u8]>>>,
@@ -174,9 +176,10 @@ pub struct StreamReader<'a> {
     pos: usize,
     max_depth: usize,
     stack: Vec<Frame>,
-    /// Decoded member names of the open objects (UTF-8), end to end.
+    /// Decoded member names of the open objects (UTF-8), end to end, of those names written
+    /// with an escape or outside ASCII; the others are read from the input.
     name_text: Vec<u8>,
-    /// Where in `name_text` each member name read in an open object is.
+    /// Where each member name read in an open object is.
     names: Vec<Name>,
     spans: Vec<Span>,
     /// Where sorted members are assembled before they replace the unsorted ones.
@@ -430,7 +433,7 @@ impl<'a> StreamReader<'a> {
             }
         }
         let index = self.member_name::<false>(&mut Vec::new())?;
-        let name = self.names[index].bytes(&self.name_text);
+        let name = self.names[index].bytes(NameTexts::new(self.input, &self.name_text));
         // The name was checked to be UTF-8 as it was read, so this cannot fall back.
         Ok(Some(std::str::from_utf8(name).unwrap_or_default()))
     }

@@ -1,16 +1,33 @@
 //! Member names of the open objects, as the streaming reader keeps them: where the decoded
-//! name is, and its first eight bytes as a number, which settles most comparisons (duplicate
-//! checks and RFC 8785 order) without looking at the text.
+//! name is (in the input itself when it is written there as it decodes, else in the reader's
+//! name text), and its first eight bytes as a number, which settles most comparisons
+//! (duplicate checks and RFC 8785 order) without looking at the text.
 
 use std::cmp::Ordering;
 
 use crate::canonical::utf16_cmp_bytes;
 
-/// A decoded member name at `text[start..end]` of the reader's name text.
+/// Where the decoded names are: the input, for a name written without escapes (its bytes
+/// between the quotes are its text), and the reader's name text for the others.
+#[derive(Clone, Copy)]
+pub(super) struct NameTexts<'t> {
+    pub(super) input: &'t [u8],
+    pub(super) decoded: &'t [u8],
+}
+
+impl<'t> NameTexts<'t> {
+    pub(super) fn new(input: &'t [u8], decoded: &'t [u8]) -> Self {
+        NameTexts { input, decoded }
+    }
+}
+
+/// A decoded member name at `start..end` of the input or of the name text ([`NameTexts`]).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Name {
-    pub(super) start: usize,
-    pub(super) end: usize,
+    start: usize,
+    end: usize,
+    /// Whether the name is in the name text rather than in the input.
+    decoded: bool,
     /// The first eight bytes, big-endian, zero-padded: equal names have equal prefixes.
     prefix: u64,
     /// Whether `prefix` orders as the names do (RFC 8785: by UTF-16 code units).
@@ -23,8 +40,17 @@ pub(super) struct Name {
 }
 
 impl Name {
-    /// The name at `text[start..end]`.
-    pub(super) fn new(text: &[u8], start: usize, end: usize) -> Name {
+    /// The name at `input[start..end]`, which holds no escape and is valid UTF-8.
+    pub(super) fn in_input(input: &[u8], start: usize, end: usize) -> Name {
+        Name::new(input, start, end, false)
+    }
+
+    /// The name at `text[start..end]` of the name text.
+    pub(super) fn decoded(text: &[u8], start: usize, end: usize) -> Name {
+        Name::new(text, start, end, true)
+    }
+
+    fn new(text: &[u8], start: usize, end: usize, decoded: bool) -> Name {
         let bytes = text.get(start..end).unwrap_or_default();
         let prefix = match bytes.first_chunk::<8>() {
             Some(head) => u64::from_be_bytes(*head),
@@ -38,30 +64,36 @@ impl Name {
         Name {
             start,
             end,
+            decoded,
             prefix,
             // ASCII only: cheaper to test than "below EE", and names are ASCII as a rule.
             orders: prefix & 0x8080_8080_8080_8080 == 0,
         }
     }
 
-    /// The decoded bytes of the name in `text`.
-    pub(super) fn bytes<'t>(&self, text: &'t [u8]) -> &'t [u8] {
+    /// The decoded bytes of the name.
+    pub(super) fn bytes<'t>(&self, texts: NameTexts<'t>) -> &'t [u8] {
+        let text = if self.decoded {
+            texts.decoded
+        } else {
+            texts.input
+        };
         text.get(self.start..self.end).unwrap_or_default()
     }
 
-    /// Whether the two names are the same, both in `text`.
-    pub(super) fn same(&self, other: &Name, text: &[u8]) -> bool {
+    /// Whether the two names are the same.
+    pub(super) fn same(&self, other: &Name, texts: NameTexts<'_>) -> bool {
         self.prefix == other.prefix
             && self.end - self.start == other.end - other.start
-            && self.bytes(text) == other.bytes(text)
+            && self.bytes(texts) == other.bytes(texts)
     }
 
-    /// The RFC 8785 order of the two names, both in `text`.
-    pub(super) fn cmp(&self, other: &Name, text: &[u8]) -> Ordering {
+    /// The RFC 8785 order of the two names.
+    pub(super) fn cmp(&self, other: &Name, texts: NameTexts<'_>) -> Ordering {
         if self.orders && other.orders && self.prefix != other.prefix {
             return self.prefix.cmp(&other.prefix);
         }
-        utf16_cmp_bytes(self.bytes(text), other.bytes(text))
+        utf16_cmp_bytes(self.bytes(texts), other.bytes(texts))
     }
 }
 
@@ -71,7 +103,8 @@ mod tests {
 
     /// Every pair of a set of names chosen around the prefix's edges (length 8, zero bytes,
     /// a shared prefix, and the characters whose UTF-8 and UTF-16 orders differ) compares as
-    /// the full comparison does, and is the same only when equal.
+    /// the full comparison does, and is the same only when equal, whichever of the input and
+    /// the name text each of the two is in.
     #[test]
     fn prefixes_agree_with_the_full_comparison() {
         let names: [&str; 16] = [
@@ -92,22 +125,43 @@ mod tests {
             "\u{10000}",
             "abcdefg\u{10000}",
         ];
-        let text: Vec<u8> = names.concat().into_bytes();
+        // The input holds the names in order, the name text in reverse order.
+        let input: Vec<u8> = names.concat().into_bytes();
+        let decoded: Vec<u8> = names.iter().rev().copied().collect::<String>().into_bytes();
+        let texts = NameTexts {
+            input: &input,
+            decoded: &decoded,
+        };
         let mut at = 0;
-        let kept: Vec<Name> = names
+        let in_input: Vec<Name> = names
             .iter()
             .map(|name| {
                 at += name.len();
-                Name::new(&text, at - name.len(), at)
+                Name::in_input(&input, at - name.len(), at)
             })
             .collect();
-        for (a, x) in names.iter().zip(&kept) {
-            for (b, y) in names.iter().zip(&kept) {
-                let expected = utf16_cmp_bytes(a.as_bytes(), b.as_bytes());
-                assert_eq!(x.cmp(y, &text), expected, "{a:?} against {b:?}");
-                assert_eq!(x.same(y, &text), a == b, "{a:?} against {b:?}");
+        let mut end = decoded.len();
+        let in_text: Vec<Name> = names
+            .iter()
+            .map(|name| {
+                end -= name.len();
+                Name::decoded(&decoded, end, end + name.len())
+            })
+            .collect();
+        for kept in [&in_input, &in_text] {
+            for (a, x) in names.iter().zip(kept) {
+                assert_eq!(x.bytes(texts), a.as_bytes());
+                for (b, y) in names
+                    .iter()
+                    .chain(&names)
+                    .zip(in_input.iter().chain(&in_text))
+                {
+                    let expected = utf16_cmp_bytes(a.as_bytes(), b.as_bytes());
+                    assert_eq!(x.cmp(y, texts), expected, "{a:?} against {b:?}");
+                    assert_eq!(x.same(y, texts), a == b, "{a:?} against {b:?}");
+                }
             }
         }
-        assert!(kept[9].orders && !kept[11].orders && !kept[14].orders);
+        assert!(in_input[9].orders && !in_input[11].orders && !in_text[14].orders);
     }
 }

@@ -144,6 +144,7 @@ where
         count: 0,
         started: level + 1 == depth,
         names_start: 0,
+        text_start: 0,
         current: None,
         seen: None,
         canonical: None,
