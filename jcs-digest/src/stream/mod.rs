@@ -24,9 +24,11 @@ use crate::error::StrictJsonError;
 use crate::lexer;
 use crate::reader::StrictReader;
 use name::{Name, NameTexts};
+use spare::Buffers;
 
 mod engine;
 mod name;
+mod spare;
 mod split;
 mod tool;
 
@@ -200,17 +202,25 @@ impl<'a> StreamReader<'a> {
     /// A reader of `input` that allows at most `limit` arrays and objects nested inside each
     /// other (as [`StrictReader::max_depth`]).
     pub fn with_max_depth(input: &'a [u8], limit: usize) -> Self {
+        let Buffers {
+            stack,
+            name_text,
+            names,
+            spans,
+            scratch,
+            tool_buffer,
+        } = Buffers::take();
         StreamReader {
             input,
             pos: 0,
             max_depth: limit,
-            stack: Vec::new(),
-            name_text: Vec::new(),
-            names: Vec::new(),
-            spans: Vec::new(),
-            scratch: Vec::new(),
+            stack,
+            name_text,
+            names,
+            spans,
+            scratch,
             canonical_objects: 0,
-            tool_buffer: Vec::new(),
+            tool_buffer,
         }
     }
 
@@ -457,6 +467,21 @@ impl<'a> StreamReader<'a> {
             return Err(self.unexpected(expected));
         }
         self.open::<false>(bracket == b'{', &mut Vec::new())
+    }
+}
+
+/// The reader's buffers stay on its thread for the next reader (`stream/spare.rs`).
+impl Drop for StreamReader<'_> {
+    fn drop(&mut self) {
+        Buffers {
+            stack: std::mem::take(&mut self.stack),
+            name_text: std::mem::take(&mut self.name_text),
+            names: std::mem::take(&mut self.names),
+            spans: std::mem::take(&mut self.spans),
+            scratch: std::mem::take(&mut self.scratch),
+            tool_buffer: std::mem::take(&mut self.tool_buffer),
+        }
+        .give_back();
     }
 }
 
