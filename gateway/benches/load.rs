@@ -166,6 +166,10 @@ struct Args {
     /// then streams of one connection. `direct` and `list` stay HTTP/1.1.
     #[arg(long)]
     upstream_http2: bool,
+    /// Reserve the audit log's space as written zeros (`AuditOptions::prewritten_zeros`,
+    /// `toolgate serve --audit-prewrite-zeros`).
+    #[arg(long)]
+    audit_prewrite_zeros: bool,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -259,6 +263,7 @@ struct Setup {
     audit_kind: &'static str,
     keep_audit: bool,
     metrics: bool,
+    audit_prewrite_zeros: bool,
     threads: Option<usize>,
     /// The round being run with `--rounds` above 1 (0 for a single round): it names the audit
     /// logs and cMCP's directory, so that logs kept from one round are not replaced by the next.
@@ -566,6 +571,7 @@ async fn run_scenario(
         .build()?;
     let metrics = setup.metrics.then(|| Arc::new(Metrics::new()));
     let mut audit_options = AuditOptions::new();
+    audit_options.prewritten_zeros(setup.audit_prewrite_zeros);
     if let Some(metrics) = &metrics {
         let metrics = Arc::clone(metrics);
         audit_options.sync_observer(SyncObserver::new(move |took| {
@@ -730,7 +736,10 @@ async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
         .clone()
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("toolgate-load"));
     std::fs::create_dir_all(&audit_dir)?;
-    let kind = filesystem_of(&audit_dir);
+    let mut kind = filesystem_of(&audit_dir);
+    if args.audit_prewrite_zeros {
+        kind.push_str(", zeros");
+    }
     Ok(Setup {
         upstream,
         pinned_tls: Arc::new(http1),
@@ -743,6 +752,7 @@ async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
         keep_audit: args.keep_audit,
         round: std::sync::atomic::AtomicU32::new(0),
         metrics: args.metrics,
+        audit_prewrite_zeros: args.audit_prewrite_zeros,
         threads: args.threads,
     })
 }

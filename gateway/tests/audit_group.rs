@@ -102,6 +102,74 @@ fn a_disk_without_room_to_reserve_is_written_without_it() {
 }
 
 #[test]
+fn prewritten_zeros_end_the_file_while_it_runs_and_shutdown_cuts_them() {
+    let path = log_path("prewritten-zeros.jsonl");
+    run(async {
+        let mut options = AuditOptions::new();
+        options.prewritten_zeros(true);
+        let log = AuditLog::open_with(&path, &measurement_a(), &options).unwrap();
+        // The `gateway_started` line, then one step of zeros written past it.
+        let started = verify_file(&path, Some(&catalog_a())).unwrap();
+        let first_end = started.bytes();
+        assert_eq!(
+            (started.entries(), started.preallocated_bytes()),
+            (1, DEFAULT_PREALLOCATE)
+        );
+        assert_eq!(file_length(&path), first_end + DEFAULT_PREALLOCATE);
+        for i in 0..3 {
+            log.record(sample(i)).await.unwrap();
+        }
+        // The entries were written over the zeros: the file's length did not change.
+        let open = verify_file(&path, Some(&catalog_a())).unwrap();
+        assert_eq!(file_length(&path), first_end + DEFAULT_PREALLOCATE);
+        assert_eq!(
+            (open.entries(), open.bytes() + open.preallocated_bytes()),
+            (4, first_end + DEFAULT_PREALLOCATE)
+        );
+        assert!(open.bytes() > first_end, "{}", open.bytes());
+        log.shutdown().await;
+        let closed = verify_file(&path, Some(&catalog_a())).unwrap();
+        assert_eq!(
+            (
+                closed.entries(),
+                closed.bytes(),
+                closed.preallocated_bytes()
+            ),
+            (4, open.bytes(), 0)
+        );
+        assert_eq!(file_length(&path), open.bytes());
+    });
+}
+
+#[test]
+fn a_step_of_zeros_that_does_not_fit_is_cut_and_the_log_written_without_it() {
+    let disk = SmallDisk::mount("64k");
+    let path = disk.mount_point.join("audit.jsonl");
+    run(async {
+        let mut options = AuditOptions::new();
+        options.prewritten_zeros(true);
+        // 1 MiB of zeros does not fit on 64 KiB: what was written of it is cut off again, and
+        // the log goes on without preallocation.
+        let log = AuditLog::open_with(&path, &measurement_a(), &options).unwrap();
+        for i in 0..3 {
+            log.record(sample(i)).await.unwrap();
+        }
+        let summary = verify_file(&path, Some(&catalog_a())).unwrap();
+        assert_eq!(
+            (
+                summary.entries(),
+                summary.bytes(),
+                summary.preallocated_bytes()
+            ),
+            (4, file_length(&path), 0)
+        );
+        assert!(allocated(&path) < 64 * 1024, "{}", allocated(&path));
+        log.shutdown().await;
+        assert_eq!(file_length(&path), summary.bytes());
+    });
+}
+
+#[test]
 fn zeros_left_by_a_crash_verify_and_the_next_gateway_writes_over_them() {
     let path = log_path("crash-zeros.jsonl");
     write_log(&path, 2);

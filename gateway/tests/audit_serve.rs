@@ -64,6 +64,31 @@ fn a_second_serve_on_one_audit_file_exits_2_naming_the_lock_holder() {
     });
 }
 
+#[test]
+fn serve_with_prewritten_zeros_ends_the_log_in_zeros_until_it_stops() {
+    let dir = temp_dir("audit-zeros");
+    let catalog = catalog(&dir);
+    let audit = dir.join("audit.jsonl");
+    run(async move {
+        let mut serve = ServeProcess::spawn(&catalog, &audit, &["--audit-prewrite-zeros"]);
+        serve.connect(ProtocolVersion::V2025_11_25).await;
+        let running = toolgate::audit::verify_file(&audit, None).unwrap();
+        assert_eq!(
+            (running.entries(), running.preallocated_bytes()),
+            (1, toolgate::audit::DEFAULT_PREALLOCATE)
+        );
+        assert_eq!(
+            std::fs::metadata(&audit).unwrap().len(),
+            running.bytes() + toolgate::audit::DEFAULT_PREALLOCATE
+        );
+        let (code, _) = serve.terminate().await;
+        assert_eq!(code, 0);
+        let stopped = toolgate::audit::verify_file(&audit, None).unwrap();
+        assert_eq!((stopped.entries(), stopped.preallocated_bytes()), (1, 0));
+        assert_eq!(std::fs::metadata(&audit).unwrap().len(), stopped.bytes());
+    });
+}
+
 /// A tmpfs mounted for one test, unmounted when dropped.
 pub(crate) struct SmallDisk {
     pub(crate) mount_point: PathBuf,

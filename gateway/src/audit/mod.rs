@@ -37,7 +37,9 @@
 //!   costs no hand-off between threads.
 //! - **Preallocation.** The file's blocks are reserved in steps ahead of the entries
 //!   ([`AuditOptions::preallocate`], default [`DEFAULT_PREALLOCATE`]; `fallocate` keeping the
-//!   file's size, so readers see only entries), and released at shutdown. Zeros after the last
+//!   file's size, so readers see only entries; or, behind [`AuditOptions::prewritten_zeros`],
+//!   written as zeros, so that a sync does not also commit a new length, while readers that
+//!   follow the file see them), and released at shutdown. Zeros after the last
 //!   entry, which some file systems show after a crash inside allocated space, are accepted by
 //!   the verifier and written over by the next gateway ([`ChainSummary::preallocated_bytes`]);
 //!   zeros mixed with other bytes there are a torn tail like a torn last line

@@ -39,6 +39,17 @@ pub struct AuditOptions {
     sync_observer: Option<SyncObserver>,
     replica: Option<String>,
     preallocate: u64,
+    reservation: Reservation,
+}
+
+/// How the blocks ahead of the entries are reserved ([`AuditOptions::preallocate`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Reservation {
+    /// `fallocate` keeping the file's length: readers see only entries.
+    KeepLength,
+    /// Zeros written past the entries: a sync need not commit a new length
+    /// ([`AuditOptions::prewritten_zeros`]).
+    WrittenZeros,
 }
 
 /// Told how long each group commit (write and sync) took: `toolgate serve --metrics`.
@@ -68,6 +79,7 @@ impl AuditOptions {
             sync_observer: None,
             replica: None,
             preallocate: DEFAULT_PREALLOCATE,
+            reservation: Reservation::KeepLength,
         }
     }
 
@@ -103,9 +115,28 @@ impl AuditOptions {
     /// The file's blocks are reserved in steps of `bytes` ahead of the entries (`fallocate`
     /// with `FALLOC_FL_KEEP_SIZE`; default [`DEFAULT_PREALLOCATE`]; 0 turns it off), so that an
     /// append seldom allocates a block and its sync seldom commits an allocation with it. The
-    /// file's length stays the entries' length: readers of the log see no tail.
+    /// file's length stays the entries' length: readers of the log see no tail (unless the
+    /// steps are [`prewritten_zeros`](Self::prewritten_zeros)).
     pub fn preallocate(&mut self, bytes: u64) -> &mut Self {
         self.preallocate = bytes;
+        self
+    }
+
+    /// The steps of [`preallocate`](Self::preallocate) are written as zeros instead (`on`;
+    /// off by default), so that an append writes over bytes the file already has and its
+    /// `fdatasync` does not also commit a new file length: on the ext4 disk of BENCHMARKS.md
+    /// ("Zeros written ahead of the audit entries") a sync takes about a third less. **The cost
+    /// is the file's readers while the gateway runs:** the file ends in up to one step of zeros,
+    /// so a reader that follows it by its length (`tail -f`, a log shipper) reads zeros and then
+    /// misses the entries written over them. [`AuditLog::shutdown`] cuts the zeros off;
+    /// [`verify_file`](crate::audit::verify_file) accepts them, after a crash too. Use it where
+    /// only the gateway and `toolgate audit verify` read the log.
+    pub fn prewritten_zeros(&mut self, on: bool) -> &mut Self {
+        self.reservation = if on {
+            Reservation::WrittenZeros
+        } else {
+            Reservation::KeepLength
+        };
         self
     }
 }
@@ -216,15 +247,16 @@ pub enum AuditError {
 /// write and syncs them with one `fdatasync` on its own thread, answers them, and hands the
 /// lead to a caller whose entry queued meanwhile. A lone caller therefore writes its own entry
 /// with no hand-off to another thread; under concurrency the callers that arrive during a sync
-/// share the next one. The write and sync block the leading caller's thread; when recent
-/// commits were slow (a disk sync), on a multi-threaded Tokio runtime, inside
-/// `block_in_place`, so that the worker's other tasks move to another thread meanwhile.
+/// share the next one. The write and sync block the leading caller's thread; only when recent
+/// commits took more than a millisecond (a stalling disk), on a multi-threaded Tokio runtime,
+/// inside `block_in_place`, so that the worker's other tasks move to another thread meanwhile.
 ///
 /// The file's blocks are reserved ahead of the entries ([`AuditOptions::preallocate`]:
 /// `fallocate` keeping the file's size), so that an append seldom allocates. The file's size
-/// still grows with every append, so `fdatasync` still commits the new size (on this project's
-/// ext4 test disk that costs no measurable time; see BENCHMARKS.md). [`verify_file`] accepts a
-/// tail of zeros after the last entry, which some file systems show after a crash.
+/// still grows with every append, so `fdatasync` still commits the new size; written zeros
+/// ([`AuditOptions::prewritten_zeros`]) spare it that, at a cost to the file's readers.
+/// [`verify_file`] accepts a tail of zeros after the last entry, which some file systems show
+/// after a crash.
 ///
 /// [`verify_file`]: crate::audit::verify_file
 #[derive(Debug)]
@@ -304,6 +336,7 @@ struct LogFile {
     /// Bytes reserved ahead when a group would pass `reserved_end`; 0 when off (also after a
     /// failed attempt).
     preallocate: u64,
+    reservation: Reservation,
     /// Reused by every group: the lines, the entries, their receipts.
     lines: Vec<u8>,
     batch: Vec<Queued>,
@@ -425,6 +458,7 @@ impl AuditLog {
             committed_len: summary.bytes(),
             reserved_end: summary.bytes(),
             preallocate: options.preallocate,
+            reservation: options.reservation,
             lines: Vec::with_capacity(64 * 1024),
             batch: Vec::new(),
             receipts: Vec::new(),
@@ -929,22 +963,46 @@ impl Drop for Follower<'_> {
     }
 }
 
-/// Runs `f`, which blocks on file I/O, on this thread. While recent group commits were fast
-/// (at most [`INLINE_COMMIT_LIMIT`]: tmpfs, a disk with a power-loss-protected cache) it simply
-/// runs: `block_in_place` would hand the worker's core to another thread, which costs a
-/// wake-up of that thread, more than such a commit. Otherwise, on a multi-threaded Tokio
-/// runtime, it runs inside `block_in_place`, so that the worker's other tasks go on elsewhere
-/// during a slow sync; on a current-thread runtime there is nowhere to move them.
+/// Writes `bytes` zeros into `file` from `start`.
+fn write_zeros(file: &File, start: u64, bytes: u64) -> io::Result<()> {
+    const CHUNK: usize = 64 * 1024;
+    let zeros = vec![0; CHUNK];
+    let mut written = 0;
+    while written < bytes {
+        let chunk = usize::try_from(bytes - written).map_or(CHUNK, |left| left.min(CHUNK));
+        file.write_all_at(&zeros[..chunk], start + written)?;
+        written += chunk as u64;
+    }
+    Ok(())
+}
+
+/// Runs `f`, which blocks on file I/O, on this thread. While recent group commits took at most
+/// [`INLINE_COMMIT_LIMIT`] (tmpfs, a disk with a power-loss-protected cache, an ordinary disk's
+/// `fdatasync` of a few hundred µs) it simply runs: `block_in_place` would hand the worker's
+/// core to another thread and take it back, wake-ups of two threads that cost more than the
+/// stall they spare (BENCHMARKS.md, "The audit sync on the caller's worker"). Slower than that
+/// (a disk stalling for milliseconds), on a multi-threaded Tokio runtime, it runs inside
+/// `block_in_place`, so that the worker's other tasks go on elsewhere during the sync; on a
+/// current-thread runtime there is nowhere to move them.
 fn in_blocking_section<R>(recent_commit: &AtomicU64, f: impl FnOnce() -> R) -> R {
-    let fast = recent_commit.load(Ordering::Relaxed) <= INLINE_COMMIT_LIMIT.as_nanos() as u64;
-    match tokio::runtime::Handle::try_current().map(|handle| handle.runtime_flavor()) {
-        Ok(RuntimeFlavor::MultiThread) if !fast => tokio::task::block_in_place(f),
-        _ => f(),
+    let flavor = tokio::runtime::Handle::try_current().map(|handle| handle.runtime_flavor());
+    let multi_threaded = matches!(flavor, Ok(RuntimeFlavor::MultiThread));
+    if leaves_the_worker(multi_threaded, recent_commit.load(Ordering::Relaxed)) {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
     }
 }
 
-/// Group commits up to this long run on the leader's thread without `block_in_place`.
-const INLINE_COMMIT_LIMIT: Duration = Duration::from_micros(50);
+/// Whether a commit, on a multi-threaded Tokio runtime or not, after recent commits took
+/// `recent_commit_ns` on average, runs inside `block_in_place`.
+fn leaves_the_worker(multi_threaded: bool, recent_commit_ns: u64) -> bool {
+    multi_threaded && u128::from(recent_commit_ns) > INLINE_COMMIT_LIMIT.as_nanos()
+}
+
+/// Group commits up to this long (on average, [`note_commit`]) run on the leader's worker
+/// without `block_in_place`.
+const INLINE_COMMIT_LIMIT: Duration = Duration::from_millis(1);
 
 /// Folds one commit's duration into the running average [`in_blocking_section`] reads (an
 /// exponential average over about eight commits, so that one slow sync does not flip it).
@@ -992,24 +1050,35 @@ impl LogFile {
         self.file.sync_data().map_err(|source| ("sync", source))
     }
 
-    /// Reserves [`LogFile::preallocate`] bytes of blocks past the entries, keeping the file's
-    /// size (`FALLOC_FL_KEEP_SIZE`: a reader never sees them). Not written zeros, which would
-    /// spare the sync the file's new size too: a log that ends in zeros while a gateway runs
-    /// misleads every reader that follows it (`tail -f`, a log shipper), for a saving this
-    /// project could not measure. A failure (a full disk, a file system without `fallocate`)
-    /// turns preallocation off for this log: the entries do not need it.
+    /// Reserves [`LogFile::preallocate`] bytes of blocks past the entries: with
+    /// `FALLOC_FL_KEEP_SIZE` (a reader never sees them), or as written zeros
+    /// ([`AuditOptions::prewritten_zeros`], which spares the syncs of the next appends a new
+    /// file length; the zeros mislead a reader that follows the file while the gateway runs,
+    /// which is why it is not the default). A failure (a full disk, a file system without
+    /// `fallocate`) turns preallocation off for this log, and zeros written in part are cut off
+    /// again: the entries do not need them.
     fn reserve_ahead(&mut self, path: &Path) {
         let start = self.reserved_end;
-        match rustix::fs::fallocate(
-            &self.file,
-            rustix::fs::FallocateFlags::KEEP_SIZE,
-            start,
-            self.preallocate,
-        ) {
+        let reserved = match self.reservation {
+            Reservation::KeepLength => rustix::fs::fallocate(
+                &self.file,
+                rustix::fs::FallocateFlags::KEEP_SIZE,
+                start,
+                self.preallocate,
+            )
+            .map_err(io::Error::from),
+            Reservation::WrittenZeros => write_zeros(&self.file, start, self.preallocate),
+        };
+        match reserved {
             Ok(()) => self.reserved_end = start.saturating_add(self.preallocate),
             Err(error) => {
                 tracing::warn!(path = %path.display(), %error, "cannot reserve space for the audit log; writing it without");
                 self.preallocate = 0;
+                if self.reservation == Reservation::WrittenZeros {
+                    if let Err(error) = self.file.set_len(start) {
+                        tracing::warn!(path = %path.display(), %error, "cannot cut the zeros written ahead of the audit log's entries; they verify, and the next append writes over them");
+                    }
+                }
             }
         }
     }
@@ -1046,4 +1115,33 @@ fn sync_parent_directory(path: &Path) -> io::Result<()> {
         _ => Path::new("."),
     };
     File::open(parent)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_slow_commit_on_a_multi_threaded_runtime_leaves_the_worker() {
+        let limit = u64::try_from(INLINE_COMMIT_LIMIT.as_nanos()).unwrap_or(u64::MAX);
+        assert_eq!(limit, 1_000_000);
+        // An ordinary disk's sync (hundreds of µs) stays on the worker.
+        assert!(!leaves_the_worker(true, 300_000));
+        assert!(!leaves_the_worker(true, limit));
+        assert!(leaves_the_worker(true, limit + 1));
+        assert!(leaves_the_worker(true, u64::MAX));
+        // A current-thread runtime, or none: there is nowhere to move the other tasks.
+        assert!(!leaves_the_worker(false, u64::MAX));
+    }
+
+    #[test]
+    fn one_slow_commit_does_not_flip_the_average() {
+        let recent = AtomicU64::new(300_000);
+        note_commit(&recent, Duration::from_millis(4));
+        // 300,000 - 37,500 + 500,000.
+        assert_eq!(recent.load(Ordering::Relaxed), 762_500);
+        assert!(!leaves_the_worker(true, 762_500));
+        note_commit(&recent, Duration::from_millis(4));
+        assert_eq!(recent.load(Ordering::Relaxed), 1_167_188);
+    }
 }
