@@ -189,8 +189,9 @@ fn zeros_left_by_a_crash_verify_and_the_next_gateway_writes_over_them() {
     assert_eq!(verified.code, 0, "{}", verified.stderr);
     assert!(
         verified.stdout.contains(
-            "\nzeros       5000 bytes after the last entry (allocated space a crash left \
-             unwritten)\n"
+            "\nzeros       5000 bytes after the last entry (space reserved ahead of the \
+             entries: a running gateway's --audit-prewrite-zeros, or allocated space a crash \
+             left unwritten)\n"
         ),
         "{}",
         verified.stdout

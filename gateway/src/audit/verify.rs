@@ -42,7 +42,9 @@ impl ChainSummary {
     }
 
     /// Length of the zeros after the last entry: allocated space that a crash left unwritten,
-    /// as some file systems show it (0 for a cleanly closed log).
+    /// as some file systems show it, or the space a running gateway writes ahead of its entries
+    /// ([`AuditOptions::prewritten_zeros`](crate::audit::AuditOptions::prewritten_zeros)); 0
+    /// for a cleanly closed log.
     pub fn preallocated_bytes(&self) -> u64 {
         self.preallocated
     }

@@ -166,7 +166,8 @@ fn render_summary_text(file: &str, summary: &ChainSummary, catalog: Option<&Dige
     out.push_str(&format!("last hash   {last_hash}\n"));
     if summary.preallocated_bytes() > 0 {
         out.push_str(&format!(
-            "zeros       {} bytes after the last entry (allocated space a crash left \
+            "zeros       {} bytes after the last entry (space reserved ahead of the entries: \
+             a running gateway's --audit-prewrite-zeros, or allocated space a crash left \
              unwritten)\n",
             summary.preallocated_bytes()
         ));
