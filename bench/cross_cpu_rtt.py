@@ -5,6 +5,10 @@ A gateway puts two more hand-offs between processes on every call (client -> gat
 upstream and back); this says what each costs before any work is done.
 
     python3 bench/cross_cpu_rtt.py [ROUNDS]      # default 2 rounds of 20,000 round trips each
+
+On a VM guest idling with cpuidle-haltpoll, the two-CPU figure is mostly the halted vCPU's wake:
+/sys/module/haltpoll/parameters/guest_halt_poll_ns decides it (BENCHMARKS.md, issue 16, tenth
+session).
 """
 import os
 import socket
