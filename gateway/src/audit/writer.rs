@@ -125,7 +125,8 @@ impl AuditOptions {
     /// The steps of [`preallocate`](Self::preallocate) are written as zeros instead (`on`;
     /// off by default), so that an append writes over bytes the file already has and its
     /// `fdatasync` does not also commit a new file length: on the ext4 disk of BENCHMARKS.md
-    /// ("Zeros written ahead of the audit entries") a sync takes about a third less. **The cost
+    /// ("The audit sync on the caller's worker, and zeros written ahead of the audit entries")
+    /// a sync takes about a third less. **The cost
     /// is the file's readers while the gateway runs:** the file ends in up to one step of zeros,
     /// so a reader that follows it by its length (`tail -f`, a log shipper) reads zeros and then
     /// misses the entries written over them. [`AuditLog::shutdown`] cuts the zeros off;
