@@ -16,7 +16,8 @@ use toolgate_testkit::GatewayClient;
 use toolgate_testkit::{DemoIdentity, DemoUpstreamConfig};
 
 use crate::e2e_support::{
-    Harness, ServeProcess, Setup, TOOLGATE, call_entries, denial, run, temp_dir, wait_bounded,
+    Harness, ServeProcess, Setup, TOOLGATE, call_entries, denial, eventually, run, temp_dir,
+    wait_bounded,
 };
 
 const TRUST_DOMAIN: &str = "corp.example";
@@ -194,6 +195,13 @@ fn another_workload_of_the_same_trust_domain_is_refused_before_any_application_b
                 .is_ok()
         );
 
+        // The allowed call's session started the gateway's notification stream, whose `GET`
+        // goes out from a task of its own over a connection verified before the swap; wait for
+        // it, so that its bytes are not counted as sent to the other workload below.
+        eventually("the gateway's notification stream is open", || {
+            harness.upstream.controls().event_streams_opened() == 1
+        })
+        .await;
         // Mid-run, the upstream presents a valid SVID of the same trust domain (same CA, so the
         // chain validates to the bundle) for another workload.
         let other = identity.issue_svid(OTHER_WORKLOAD).unwrap();
