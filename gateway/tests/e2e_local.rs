@@ -154,7 +154,11 @@ pub(crate) fn quick_options() -> LocalOptions {
 }
 
 /// Catalog entries for `pinned` (catalog name, upstream name) on the stdio server with `extra`.
-fn catalog_entries(files: &Files, extra: &[&str], pinned: &[(&str, &str)]) -> Vec<Value> {
+pub(crate) fn catalog_entries(
+    files: &Files,
+    extra: &[&str],
+    pinned: &[(&str, &str)],
+) -> Vec<Value> {
     let server = files.server(extra);
     pinned
         .iter()

@@ -1,7 +1,8 @@
 //! Operating `toolgate serve` (docs/design.md §8) as a real process: `--metrics` (counters that
 //! move exactly as calls are allowed and denied, histograms with observations, `/healthz`,
-//! `/readyz` turning 503 when the audit log fails), catalog reloads on SIGHUP, `--log-format
-//! json` and `--replica-name`.
+//! `/readyz` turning 503 when the audit log fails), catalog reloads on SIGHUP (what is refused,
+//! and which connections and local processes a reload keeps), `--log-format json` and
+//! `--replica-name`.
 
 use std::time::Duration;
 
@@ -352,24 +353,64 @@ async fn wait_for_sample(port: u16, series: &str, value: f64) -> String {
     panic!("{series} never reached {value}");
 }
 
+/// Writes `catalog_json` to `catalog` and sends SIGHUP; returns once the metrics on `port`
+/// show it in force.
+async fn reload_to(
+    serve: &ServeProcess,
+    catalog: &std::path::Path,
+    port: u16,
+    catalog_json: &Value,
+) {
+    std::fs::write(catalog, catalog_json.to_string()).unwrap();
+    hang_up(serve);
+    let series = format!(
+        "toolgate_catalog_info{{measurement=\"{}\"}}",
+        measurement_of(catalog_json)
+    );
+    wait_for_sample(port, &series, 1.0).await;
+}
+
+/// Calls `tool` and returns its result; the call must be allowed and succeed.
+async fn call_ok(
+    client: &mut toolgate_testkit::GatewayClient,
+    tool: &str,
+    arguments: Value,
+) -> Value {
+    client.call_tool(tool, arguments).await.unwrap().unwrap()
+}
+
+/// A demo upstream, and two catalogs of it: A pins demo.echo and demo.add, B all three tools.
+async fn upstream_and_two_catalogs() -> (toolgate_testkit::RunningUpstream, Value, Value) {
+    let upstream =
+        toolgate_testkit::DemoUpstream::start(&toolgate_testkit::DemoUpstreamConfig::new())
+            .await
+            .unwrap();
+    let mut setup = Setup::new();
+    setup.pinned.retain(|(tool, _)| tool != "demo.get_time");
+    let harness = Harness::start_with(upstream, setup).await;
+    let catalog_a = harness.catalog_json.clone();
+    let (upstream, _, _) = harness.stop().await;
+    let harness = Harness::start_with(upstream, Setup::new()).await;
+    let catalog_b = harness.catalog_json.clone();
+    let (upstream, _, _) = harness.stop().await;
+    (upstream, catalog_a, catalog_b)
+}
+
+/// The catalog measurement of `catalog` (a JSON array of entries).
+fn measurement_of(catalog: &Value) -> jcs_digest::Digest {
+    catalog_store::Catalog::from_slice(catalog.to_string().as_bytes())
+        .unwrap()
+        .measurement()
+        .digest()
+}
+
 #[test]
 fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
     run(async {
         // Catalog A pins demo.echo and demo.add; catalog B adds demo.get_time and approves a
         // changed demo.echo (which the upstream does not serve).
-        let upstream =
-            toolgate_testkit::DemoUpstream::start(&toolgate_testkit::DemoUpstreamConfig::new())
-                .await
-                .unwrap();
-        let mut setup = Setup::new();
-        setup.pinned.retain(|(tool, _)| tool != "demo.get_time");
-        let harness = Harness::start_with(upstream, setup).await;
-        let catalog_a = harness.catalog_json.clone();
-        let measurement_a = harness.measurement;
-        let (upstream, _, _) = harness.stop().await;
-        let harness = Harness::start_with(upstream, Setup::new()).await;
-        let mut catalog_b = harness.catalog_json.clone();
-        let (upstream, _, _) = harness.stop().await;
+        let (upstream, catalog_a, mut catalog_b) = upstream_and_two_catalogs().await;
+        let measurement_a = measurement_of(&catalog_a);
         let echo = catalog_b
             .as_array_mut()
             .unwrap()
@@ -385,10 +426,7 @@ fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
             &upstream.spki_fingerprint(),
         )
         .unwrap();
-        let measurement_b = catalog_store::Catalog::from_slice(catalog_b.to_string().as_bytes())
-            .unwrap()
-            .measurement()
-            .digest();
+        let measurement_b = measurement_of(&catalog_b);
 
         let dir = temp_dir("reload");
         let catalog = dir.join("catalog.json");
@@ -587,6 +625,172 @@ fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
             run.stdout
         );
         drop(upstream);
+    });
+}
+
+#[test]
+fn a_reload_keeps_the_connections_of_an_unchanged_server_and_replaces_a_changed_ones() {
+    run(async {
+        // A pins demo.echo and demo.add; B adds demo.get_time on the same server binding; C is
+        // B with a backup pin added to that binding: the same key still verifies, but the
+        // anchors changed.
+        let (upstream, catalog_a, catalog_b) = upstream_and_two_catalogs().await;
+        let mut catalog_c = catalog_b.clone();
+        for entry in catalog_c.as_array_mut().unwrap() {
+            entry["server"]["backup_fingerprints"] =
+                json!([upstream.cert_fingerprint().to_string()]);
+        }
+        let url = upstream.url().to_owned();
+        let handshakes_series =
+            format!("toolgate_upstream_handshakes_total{{upstream=\"{url}\",result=\"ok\"}}");
+
+        // The harnesses above connected too; the gateway's own handshakes count from here.
+        let controls = upstream.controls();
+        let earlier = controls.handshakes_completed();
+
+        let dir = temp_dir("reload-connections");
+        let catalog = dir.join("catalog.json");
+        std::fs::write(&catalog, catalog_a.to_string()).unwrap();
+        let port = free_port();
+        let mut serve = ServeProcess::spawn(
+            &catalog,
+            &dir.join("audit.jsonl"),
+            &["--metrics", &format!("127.0.0.1:{port}")],
+        );
+        let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
+        let add = json!({"a": 1, "b": 2});
+        call_ok(&mut client, "demo.add", add.clone()).await;
+        crate::e2e_support::eventually("the gateway's notification stream opens", || {
+            controls.event_streams_open() == 1
+        })
+        .await;
+        // The metric catches up at each call, with what the stream's connection made too.
+        call_ok(&mut client, "demo.add", add.clone()).await;
+        let handshakes = controls.handshakes_completed();
+        let streams = controls.event_streams_opened();
+        assert_eq!(
+            sample(&scrape(port).await, &handshakes_series),
+            (handshakes - earlier) as f64,
+            "every handshake the upstream completed with the gateway is counted"
+        );
+
+        // B: the server's binding is unchanged, so its connections and stream stay in use.
+        reload_to(&serve, &catalog, port, &catalog_b).await;
+        let time = call_ok(&mut client, "demo.get_time", json!({})).await;
+        assert_eq!(
+            time["structuredContent"],
+            json!({"time": "2026-01-01T00:00:00Z"})
+        );
+        call_ok(&mut client, "demo.add", add.clone()).await;
+        assert_eq!(controls.handshakes_completed(), handshakes);
+        assert_eq!(controls.event_streams_opened(), streams);
+        assert_eq!(controls.event_streams_open(), 1);
+        assert_eq!(
+            sample(&scrape(port).await, &handshakes_series),
+            (handshakes - earlier) as f64
+        );
+
+        // C: the anchors changed, so the next call is made on a new connection, verified
+        // against them, and the old client's connections close once it is retired.
+        reload_to(&serve, &catalog, port, &catalog_c).await;
+        call_ok(&mut client, "demo.add", add.clone()).await;
+        crate::e2e_support::eventually("the new client's stream replaces the old one", || {
+            controls.event_streams_opened() == streams + 1 && controls.event_streams_open() == 1
+        })
+        .await;
+        call_ok(&mut client, "demo.add", add.clone()).await;
+        let after = controls.handshakes_completed();
+        assert!(
+            after > handshakes,
+            "{after} handshakes, {handshakes} before"
+        );
+        assert_eq!(
+            sample(&scrape(port).await, &handshakes_series),
+            (after - earlier) as f64,
+            "the new client's handshakes are counted from its own zero"
+        );
+        assert_eq!(
+            sample(
+                &scrape(port).await,
+                "toolgate_catalog_reloads_total{result=\"loaded\"}"
+            ),
+            2.0
+        );
+
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        drop(upstream);
+    });
+}
+
+#[test]
+fn a_reload_keeps_an_unchanged_local_server_running_and_replaces_a_changed_one() {
+    run(async {
+        use crate::e2e_local::{Files, catalog_entries, process_exists};
+
+        // A pins local.echo; B adds local.environment on the same server binding; C changes
+        // that binding's environment, so its process must be started anew.
+        let files = Files::new("reload-local");
+        let catalog_a = Value::Array(catalog_entries(&files, &[], &[("local.echo", "echo")]));
+        let catalog_b = Value::Array(catalog_entries(
+            &files,
+            &[],
+            &[("local.echo", "echo"), ("local.environment", "environment")],
+        ));
+        let mut catalog_c = catalog_b.clone();
+        for entry in catalog_c.as_array_mut().unwrap() {
+            entry["server"]["env"]["DEMO_MODE"] = json!("changed");
+        }
+        let catalog = files.dir.join("catalog.json");
+        std::fs::write(&catalog, catalog_a.to_string()).unwrap();
+        let port = free_port();
+        let mut serve = ServeProcess::spawn(
+            &catalog,
+            &files.dir.join("audit.jsonl"),
+            &["--metrics", &format!("127.0.0.1:{port}")],
+        );
+        let mut client = serve.connect(ProtocolVersion::V2026_07_28).await;
+        let echo = |text: &str| json!({"text": text});
+        let answer = call_ok(&mut client, "local.echo", echo("a")).await;
+        assert_eq!(answer["content"][0]["text"], "a");
+        let first = files.starts();
+        assert_eq!(first.len(), 1, "{first:?}");
+
+        // B: the same process serves the catalog's new tool and the old one.
+        reload_to(&serve, &catalog, port, &catalog_b).await;
+        let environment = call_ok(&mut client, "local.environment", json!({})).await;
+        assert_eq!(environment["structuredContent"]["env"]["DEMO_MODE"], "test");
+        let answer = call_ok(&mut client, "local.echo", echo("b")).await;
+        assert_eq!(answer["content"][0]["text"], "b");
+        assert_eq!(files.starts(), first);
+        assert!(process_exists(&first[0]));
+
+        // C: a new process with the new environment; the old one is stopped once retired.
+        reload_to(&serve, &catalog, port, &catalog_c).await;
+        let environment = call_ok(&mut client, "local.environment", json!({})).await;
+        assert_eq!(
+            environment["structuredContent"]["env"]["DEMO_MODE"],
+            "changed"
+        );
+        let starts = files.starts();
+        assert_eq!(starts.len(), 2, "{starts:?}");
+        assert_eq!(starts[0], first[0]);
+        crate::e2e_support::eventually("the replaced server's process is stopped", || {
+            !process_exists(&first[0])
+        })
+        .await;
+        assert!(process_exists(&starts[1]));
+
+        let (code, stderr) = serve.terminate().await;
+        assert_eq!(code, 0, "{stderr}");
+        assert_eq!(
+            stderr
+                .matches("local server stopped (exit status: 0)")
+                .count(),
+            2,
+            "{stderr}"
+        );
+        assert!(!process_exists(&starts[1]), "serve left its child running");
     });
 }
 

@@ -93,7 +93,8 @@ mod e2e_local;
 mod e2e_local_children;
 
 // Operating `toolgate serve` as a process: --metrics (exact counters, histograms, /healthz,
-// /readyz 503 on a full disk), SIGHUP reloads, --log-format json, --replica-name.
+// /readyz 503 on a full disk), SIGHUP reloads (unchanged servers keep their connections and
+// processes), --log-format json, --replica-name.
 mod operations;
 
 // Token signing keys made here (RSA, EC P-256, Ed25519), their JWKs, tokens minted with them.

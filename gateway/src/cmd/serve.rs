@@ -268,7 +268,6 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     let audit = Arc::new(audit);
     let tools = catalog.entries().len();
     let upstreams = catalog.servers().len();
-    let reload_options = router_options.clone();
     let mut router = Router::new(catalog, router_options, audit.clone())
         .map_err(|error| Failure::Usage(error.to_string()))?;
     if operations.enabled() {
@@ -283,10 +282,10 @@ async fn serve(args: &ServeOptionArgs) -> Result<Verdict, Failure> {
     let gateway = Gateway::new(router, server_options);
     let reloads = Reloader {
         path: args.catalog.clone(),
-        options: reload_options,
         audit: audit.clone(),
         metrics: operations.enabled().then(|| operations.metrics.clone()),
         gateway: gateway.clone(),
+        retiring: Arc::default(),
     }
     .spawn();
 

@@ -108,18 +108,23 @@ impl Operations {
     }
 }
 
-/// What a reload needs: where the catalog is, how routers are built, and what they serve.
+/// What a reload needs: where the catalog is, the audit log and metrics, and the gateway whose
+/// router it replaces (the successor is built with that router's options).
 pub(crate) struct Reloader {
     pub(crate) path: std::path::PathBuf,
-    pub(crate) options: toolgate::router::RouterOptions,
     pub(crate) audit: Arc<toolgate::audit::AuditLog>,
     /// `Some` when `--metrics` counts.
     pub(crate) metrics: Option<Arc<Metrics>>,
     pub(crate) gateway: Arc<toolgate::server::Gateway>,
+    /// Held while a replaced router stops its local servers and is dropped: one at a time, so
+    /// that each sees whether a router retired meanwhile still holds a server
+    /// ([`Router::shutdown_unshared`](toolgate::router::Router::shutdown_unshared)).
+    pub(crate) retiring: Arc<tokio::sync::Mutex<()>>,
 }
 
-/// How long a replaced router waits for its calls in flight before its local servers are
-/// stopped (their processes would otherwise outlive the reload).
+/// How long a replaced router waits for its calls in flight before the local servers that its
+/// successor did not carry over are stopped (their processes would otherwise outlive the
+/// reload).
 const RETIRE_LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
 
 impl Reloader {
@@ -180,20 +185,14 @@ impl Reloader {
             tracing::info!(catalog = %measurement, "catalog reload: the catalog is unchanged");
             return;
         }
-        let router = match toolgate::router::Router::new(
-            catalog,
-            self.options.clone(),
-            self.audit.clone(),
-        ) {
+        // Upstreams whose binding is unchanged are carried over with their connections and
+        // processes; the others, and every listing, start afresh.
+        let router = match current.successor(catalog) {
             Ok(router) => router,
             Err(error) => {
                 count("refused");
                 return refuse(error.to_string());
             }
-        };
-        let router = match &self.metrics {
-            Some(metrics) => router.with_metrics(Arc::clone(metrics)),
-            None => router,
         };
         if let Err(error) = self
             .audit
@@ -204,7 +203,6 @@ impl Reloader {
             return refuse(format!("the audit log cannot record the reload: {error}"));
         }
         drop(current);
-        // New upstream clients: no connection or listing of the old catalog is reused.
         let old = self.gateway.replace_router(Arc::new(router));
         if let Some(metrics) = &self.metrics {
             metrics.catalog_in_force(&measurement.to_string());
@@ -215,12 +213,15 @@ impl Reloader {
             previous_catalog = %previous,
             "catalog reloaded: later calls are decided under it"
         );
+        let retiring = Arc::clone(&self.retiring);
         tokio::spawn(async move {
             let started = tokio::time::Instant::now();
             while Arc::strong_count(&old) > 1 && started.elapsed() < RETIRE_LIMIT {
                 tokio::time::sleep(std::time::Duration::from_millis(50)).await;
             }
-            old.shutdown().await;
+            let _one_at_a_time = retiring.lock().await;
+            old.shutdown_unshared().await;
+            drop(old);
         });
     }
 }

@@ -9,7 +9,6 @@
 
 mod http;
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -105,8 +104,6 @@ pub struct Metrics {
     audit_sync: Histogram,
     catalog: Family<CatalogLabels, Gauge>,
     reloads: Family<ResultLabels, Counter>,
-    /// Per upstream URL, the connections already counted as successful handshakes.
-    handshakes_counted: Mutex<HashMap<String, u64>>,
 }
 
 impl Default for Metrics {
@@ -173,7 +170,6 @@ impl Metrics {
             audit_sync,
             catalog,
             reloads,
-            handshakes_counted: Mutex::new(HashMap::new()),
         }
     }
 
@@ -215,20 +211,9 @@ impl Metrics {
             .inc();
     }
 
-    /// The client of `upstream` has made `made` connections in all (each a full, pinned
-    /// handshake); the ones not yet counted are counted as `ok`. Exact under concurrency: the
-    /// count only moves forward.
-    pub fn count_handshakes_made(&self, upstream: &str, made: u64) {
-        let new = {
-            let mut counted = self
-                .handshakes_counted
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let seen = counted.entry(upstream.to_owned()).or_insert(0);
-            let new = made.saturating_sub(*seen);
-            *seen = (*seen).max(made);
-            new
-        };
+    /// The client of `upstream` made `new` more connections (each a full, pinned handshake),
+    /// counted as `ok`.
+    pub fn count_handshakes(&self, upstream: &str, new: u64) {
         if new > 0 {
             self.handshakes
                 .get_or_create(&UpstreamLabels {
@@ -354,9 +339,9 @@ mod tests {
         metrics.count_call("demo.echo", "allowed");
         metrics.count_call("demo.echo", "allowed");
         metrics.count_call(UNKNOWN_TOOL, "tool_not_in_catalog");
-        metrics.count_handshakes_made("https://u.example/mcp", 3);
-        metrics.count_handshakes_made("https://u.example/mcp", 2);
-        metrics.count_handshakes_made("https://u.example/mcp", 4);
+        metrics.count_handshakes("https://u.example/mcp", 3);
+        metrics.count_handshakes("https://u.example/mcp", 0);
+        metrics.count_handshakes("https://u.example/mcp", 1);
         metrics.catalog_in_force("sha256:aa");
         metrics.catalog_in_force("sha256:bb");
         let text = metrics.encode();

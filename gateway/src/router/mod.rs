@@ -56,7 +56,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
-use catalog_store::{Catalog, CatalogEntry};
+use catalog_store::{Catalog, CatalogEntry, ServerBinding};
 use serde_json::{Map, Value};
 use server_identity::rustls::RootCertStore;
 use server_identity::{IdentityError, TrustBundles};
@@ -206,15 +206,20 @@ pub struct Router {
     audit: Arc<AuditLog>,
     /// `toolgate serve --metrics`; `None` measures nothing.
     metrics: Option<Arc<Metrics>>,
-    /// `--policy`: who may call what; `None` lets every authenticated principal call every
-    /// catalog tool.
-    policy: Option<Arc<ToolPolicy>>,
+    /// What the router was built with, for its [`successor`](Router::successor); its `policy`
+    /// (`--policy`) decides who may call what, and `None` there lets every authenticated
+    /// principal call every catalog tool.
+    options: RouterOptions,
 }
 
 /// One upstream and what the router keeps about it.
 #[derive(Debug)]
 struct Route {
-    upstream: Upstream,
+    /// Shared with the router that replaced this one on a reload, when it carried the upstream
+    /// over ([`Router::successor`]).
+    upstream: Arc<Upstream>,
+    /// The catalog's binding the upstream was built from: what a reload compares.
+    binding: ServerBinding,
     /// Its live definitions: the listing cache the definition check reads.
     definitions: LiveDefinitions<UpstreamError>,
     /// The upstream's URL, shared by the audit records of its calls.
@@ -247,21 +252,64 @@ impl Router {
         options: RouterOptions,
         audit: Arc<AuditLog>,
     ) -> Result<Router, RouterBuildError> {
+        Router::build(catalog, options, audit, None, |_| None)
+    }
+
+    /// The router for `catalog` that replaces this one on a reload, with this one's options,
+    /// audit log and metrics. An upstream whose server binding is unchanged (the same URL and
+    /// anchors, or the same command, environment and entrypoint digests) is carried over: its
+    /// connections, verified against those anchors, its session and its local process stay in
+    /// use. Every other server gets a new upstream, so connections made under anchors that
+    /// changed are never reused (docs/design.md §8). Listings are not carried over: every
+    /// definition is checked again under the new catalog.
+    ///
+    /// Once this router is out of use, [`shutdown_unshared`](Self::shutdown_unshared) stops
+    /// the local servers the successor did not carry over.
+    ///
+    /// # Errors
+    ///
+    /// [`RouterBuildError`], as [`Router::new`].
+    pub fn successor(&self, catalog: Catalog) -> Result<Router, RouterBuildError> {
+        Router::build(
+            catalog,
+            self.options.clone(),
+            Arc::clone(&self.audit),
+            self.metrics.clone(),
+            |binding| {
+                self.routes
+                    .iter()
+                    .find(|route| route.binding == *binding)
+                    .map(|route| Arc::clone(&route.upstream))
+            },
+        )
+    }
+
+    /// The router of `catalog`; `carried` gives the upstream of an earlier router for a server
+    /// binding it had too.
+    fn build(
+        catalog: Catalog,
+        options: RouterOptions,
+        audit: Arc<AuditLog>,
+        metrics: Option<Arc<Metrics>>,
+        carried: impl Fn(&ServerBinding) -> Option<Arc<Upstream>>,
+    ) -> Result<Router, RouterBuildError> {
         let (upstreams, route_of_tool) = upstreams::build_upstreams(
             &catalog,
             &options.roots,
             &options.bundles,
             &options.upstream,
             &options.local,
+            carried,
         )?;
         // A listing ends within its deadline; a per-call check may wait for the one in flight
         // and then its own.
         let wait_limit = options.upstream.listing_deadline().saturating_mul(2);
         let routes: Vec<Route> = upstreams
             .into_iter()
-            .map(|upstream| Route {
+            .map(|(binding, upstream)| Route {
                 url: Arc::from(upstream.url()),
                 upstream,
+                binding,
                 definitions: LiveDefinitions::with_wait_limit(options.freshness, wait_limit),
             })
             .collect();
@@ -287,8 +335,8 @@ impl Router {
             routes,
             route_of_tool,
             audit,
-            metrics: None,
-            policy: options.policy,
+            metrics,
+            options,
         })
     }
 
@@ -310,7 +358,7 @@ impl Router {
 
     /// The upstreams, one per distinct server of the catalog.
     pub fn upstreams(&self) -> Vec<&Upstream> {
-        self.routes.iter().map(|route| &route.upstream).collect()
+        self.routes.iter().map(|route| &*route.upstream).collect()
     }
 
     /// Stops every local server's process (stdin closed, SIGTERM, SIGKILL, each after its
@@ -321,10 +369,24 @@ impl Router {
         }
     }
 
+    /// Stops the local servers of this router that no other router holds (a
+    /// [`successor`](Self::successor) keeps the ones it carried over running), as
+    /// [`shutdown`](Self::shutdown) stops them; network upstreams are left alone.
+    ///
+    /// Call it once this router is out of use, then drop it, one retired router at a time: a
+    /// router retired meanwhile could otherwise still hold a server that neither stops.
+    pub async fn shutdown_unshared(&self) {
+        for route in &self.routes {
+            if Arc::strong_count(&route.upstream) == 1 {
+                route.upstream.shutdown().await;
+            }
+        }
+    }
+
     /// The tools `principal` may call over `protocol`, as [`listed_tools`](Self::listed_tools)
     /// lists them: all of them without a policy.
     pub fn listed_tools_for(&self, principal: &Principal, protocol: &str) -> Option<Vec<Value>> {
-        let policy = self.policy.as_ref()?;
+        let policy = self.options.policy.as_ref()?;
         let allowed: std::collections::HashSet<&str> = self
             .catalog
             .entries()
@@ -455,6 +517,7 @@ impl Router {
         let (upstream, definitions) = (&route.upstream, &route.definitions);
         let expected = entry.definition_hash();
         let decision = self
+            .options
             .policy
             .as_ref()
             .map(|policy| policy.decide(&principal, entry, protocol.as_deref().unwrap_or("")));
@@ -708,7 +771,7 @@ fn count_handshakes(metrics: &Metrics, upstream: &Upstream, failure: Option<&Ups
     let Some(client) = upstream.network() else {
         return;
     };
-    metrics.count_handshakes_made(upstream.url(), client.connections_made());
+    metrics.count_handshakes(upstream.url(), client.take_connections_made());
     if let Some(
         error @ (UpstreamError::Identity { .. }
         | UpstreamError::Connect { .. }

@@ -65,29 +65,39 @@ pub(crate) fn anchors_of(binding: &NetworkServer) -> Result<ServerAnchors, Route
     })
 }
 
-/// Builds the upstreams; returns them and, per catalog `tool_name`, the index of its upstream.
+/// An upstream and the catalog's binding it was built for (what a reload compares).
+pub(crate) type BoundUpstream = (ServerBinding, Arc<Upstream>);
+
+/// Builds the upstreams, each with the binding it serves; returns them and, per catalog
+/// `tool_name`, the index of its upstream. A binding for which `carried` gives an upstream (an
+/// earlier router's, on a reload) gets that one instead of a new one.
 pub(crate) fn build_upstreams(
     catalog: &Catalog,
     roots: &Arc<RootCertStore>,
     bundles: &TrustBundles,
     options: &UpstreamOptions,
     local_options: &LocalOptions,
-) -> Result<(Vec<Upstream>, HashMap<String, usize>), RouterBuildError> {
-    let mut clients = Vec::with_capacity(catalog.servers().len());
+    carried: impl Fn(&ServerBinding) -> Option<Arc<Upstream>>,
+) -> Result<(Vec<BoundUpstream>, HashMap<String, usize>), RouterBuildError> {
+    let mut upstreams = Vec::with_capacity(catalog.servers().len());
     let mut by_tool = HashMap::new();
     for server in catalog.servers() {
-        let client = if let Some(local) = server.binding().local() {
-            let command = LocalCommand::from_catalog(local);
-            Upstream::Local(LocalUpstream::new(command, local_options.clone()))
-        } else {
-            Upstream::Network(network_client(server.binding(), roots, bundles, options)?)
+        let binding = server.binding();
+        let upstream = match carried(binding) {
+            Some(upstream) => upstream,
+            None => Arc::new(if let Some(local) = binding.local() {
+                let command = LocalCommand::from_catalog(local);
+                Upstream::Local(LocalUpstream::new(command, local_options.clone()))
+            } else {
+                Upstream::Network(network_client(binding, roots, bundles, options)?)
+            }),
         };
         for tool_name in server.tool_names() {
-            by_tool.insert(tool_name.clone(), clients.len());
+            by_tool.insert(tool_name.clone(), upstreams.len());
         }
-        clients.push(client);
+        upstreams.push((binding.clone(), upstream));
     }
-    Ok((clients, by_tool))
+    Ok((upstreams, by_tool))
 }
 
 /// The client of a network upstream, enforcing its anchors in the TLS handshake.

@@ -1,7 +1,7 @@
 //! The client: negotiation of the protocol generation, sessions, listing and calling.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
@@ -53,6 +53,8 @@ pub(super) struct Inner {
     options: UpstreamOptions,
     pub(super) invalidations: watch::Sender<u64>,
     next_id: AtomicI64,
+    /// What [`UpstreamClient::take_connections_made`] has handed out.
+    connections_taken: AtomicU64,
     state: Mutex<Option<Negotiated>>,
     negotiating: tokio::sync::Mutex<()>,
     listener: Mutex<Option<tokio::task::JoinHandle<()>>>,
@@ -129,6 +131,7 @@ impl UpstreamClient {
                 options,
                 invalidations,
                 next_id: AtomicI64::new(1),
+                connections_taken: AtomicU64::new(0),
                 state: Mutex::new(None),
                 negotiating: tokio::sync::Mutex::new(()),
                 listener: Mutex::new(None),
@@ -400,6 +403,19 @@ impl UpstreamClient {
     /// How many TLS connections were made so far (each one verified in its handshake).
     pub fn connections_made(&self) -> u64 {
         self.inner.transport.pool.connections_made()
+    }
+
+    /// How many TLS connections were made since this was last asked (all of them the first
+    /// time): what a handshake counter adds. Exact under concurrency, each connection taken
+    /// once; clones share the count. A client built for a changed server on a reload starts
+    /// from its own zero, whatever the URL's earlier clients made.
+    pub fn take_connections_made(&self) -> u64 {
+        let made = self.connections_made();
+        made.saturating_sub(
+            self.inner
+                .connections_taken
+                .fetch_max(made, Ordering::Relaxed),
+        )
     }
 
     fn malformed(&self, method: &str, detail: &str) -> UpstreamError {
