@@ -381,3 +381,26 @@ impl ServeProcess {
             .unwrap()
     }
 }
+
+impl Drop for ServeProcess {
+    /// A test that fails before [`terminate`](ServeProcess::terminate) must not leave the
+    /// gateway running, nor the local servers it started: SIGTERM (the gateway stops its
+    /// children), then SIGKILL if it is still there after a few seconds. Never panics.
+    fn drop(&mut self) {
+        if !matches!(self.child.try_wait(), Ok(None)) {
+            return;
+        }
+        let _ = std::process::Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let started = std::time::Instant::now();
+        while matches!(self.child.try_wait(), Ok(None)) {
+            if started.elapsed() > Duration::from_secs(5) {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+}

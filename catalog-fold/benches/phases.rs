@@ -1,0 +1,88 @@
+//! Where the wall time of digesting one tools/list file goes, phase by phase, as
+//! `toolgate digest` spends it: reading the file into a fresh buffer, the streaming read of the
+//! document (two threads for a large tools array), the fold, and freeing what was built. The
+//! first round is what one process run spends: its buffers are new memory, which the kernel
+//! faults in page by page. Later rounds reuse memory the allocator kept, so they show what the
+//! same work costs without those faults. Printed: the first round, and the median and minimum
+//! of the later ones, with the catalog digest so that a run can be checked.
+//!
+//! ```sh
+//! cargo bench -p catalog-fold --bench phases -- FILE [ROUNDS]
+//! ```
+//!
+//! `cargo bench` runs it in `catalog-fold/`, so a relative FILE is taken from there.
+//! Without FILE it digests a generated catalog of 10,000 tools (`bench/catalog_gen.rs`), written
+//! to a temporary file first. This is a probe for BENCHMARKS.md, not a criterion benchmark:
+//! `cargo bench` runs it once and prints one table.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+#[path = "../../bench/catalog_gen.rs"]
+mod catalog_gen;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use catalog_fold::{CatalogDigest, stream_tools_document};
+use jcs_digest::Profile;
+
+const PHASES: [&str; 4] = ["read", "stream", "fold", "free"];
+
+fn main() {
+    // `cargo bench` passes `--bench`; the other arguments are FILE and ROUNDS.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with("--"))
+        .collect();
+    let generated;
+    let path = match args.first() {
+        Some(path) => PathBuf::from(path),
+        None => {
+            generated = std::env::temp_dir().join(format!("phases-{}.json", std::process::id()));
+            std::fs::write(&generated, catalog_gen::generate_catalog(10_000)).unwrap();
+            generated.clone()
+        }
+    };
+    let rounds: usize = args
+        .get(1)
+        .map_or(15, |rounds| rounds.parse().unwrap())
+        .max(2);
+
+    let mut times: Vec<[Duration; 4]> = Vec::with_capacity(rounds);
+    let mut catalog = None;
+    for _ in 0..rounds {
+        let started = Instant::now();
+        let bytes = std::fs::read(&path)
+            .unwrap_or_else(|error| panic!("cannot read {}: {error}", path.display()));
+        let read = started.elapsed();
+        let tools = stream_tools_document(&bytes, Profile::Trace).unwrap();
+        let streamed = started.elapsed();
+        let digest = CatalogDigest::from_streamed(&tools, Profile::Trace).unwrap();
+        let folded = started.elapsed();
+        drop((tools, bytes));
+        let freed = started.elapsed();
+        catalog = Some(digest.catalog());
+        times.push([read, streamed - read, folded - streamed, freed - folded]);
+    }
+    if args.is_empty() {
+        std::fs::remove_file(&path).unwrap();
+    }
+
+    println!("{} ({rounds} rounds)", path.display());
+    println!("| phase | first round ms | later rounds: median ms | min ms |");
+    println!("|---|--:|--:|--:|");
+    for (index, phase) in PHASES.iter().enumerate() {
+        let mut later: Vec<Duration> = times[1..].iter().map(|round| round[index]).collect();
+        later.sort();
+        println!(
+            "| {phase} | {:.2} | {:.2} | {:.2} |",
+            millis(times[0][index]),
+            millis(later[later.len() / 2]),
+            millis(later[0]),
+        );
+    }
+    println!("catalog {}", catalog.unwrap());
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e3
+}
