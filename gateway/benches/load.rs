@@ -144,6 +144,10 @@ struct Args {
     /// upstream, one for the gateway). Default: one per CPU.
     #[arg(long)]
     threads: Option<usize>,
+    /// Tokio worker threads of the gateway's runtime alone (`toolgate serve --worker-threads`),
+    /// over `--threads`: a worker blocked in an audit sync then leaves as many others running.
+    #[arg(long)]
+    gateway_threads: Option<usize>,
     /// Count every gateway call in `toolgate::metrics`, as `toolgate serve --metrics` does
     /// (calls, stage histograms, handshakes, listings, audit sync time).
     #[arg(long)]
@@ -264,6 +268,7 @@ struct Setup {
     keep_audit: bool,
     metrics: bool,
     audit_prewrite_zeros: bool,
+    /// Worker threads of the gateway's runtime (`--gateway-threads`, else `--threads`).
     threads: Option<usize>,
     /// The round being run with `--rounds` above 1 (0 for a single round): it names the audit
     /// logs and cMCP's directory, so that logs kept from one round are not replaced by the next.
@@ -753,7 +758,7 @@ async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
         round: std::sync::atomic::AtomicU32::new(0),
         metrics: args.metrics,
         audit_prewrite_zeros: args.audit_prewrite_zeros,
-        threads: args.threads,
+        threads: args.gateway_threads.or(args.threads),
     })
 }
 
@@ -839,7 +844,7 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
     };
     let setup = setup(&args).await?;
     eprintln!(
-        "upstream {} (TLS, {}, key-pinned {}), audit logs in {} ({}), metrics {}, {} CPUs, {} worker threads, load average {:.2} at start",
+        "upstream {} (TLS, {}, key-pinned {}), audit logs in {} ({}), metrics {}, {} CPUs, {} worker threads, {} for the gateway, load average {:.2} at start",
         setup.upstream.url(),
         if args.upstream_http2 {
             "h2 offered"
@@ -852,6 +857,9 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
         if setup.metrics { "on" } else { "off" },
         std::thread::available_parallelism().map_or(0, usize::from),
         args.threads
+            .map_or_else(|| "default".to_owned(), |threads| threads.to_string()),
+        args.gateway_threads
+            .or(args.threads)
             .map_or_else(|| "default".to_owned(), |threads| threads.to_string()),
         load_average(),
     );
