@@ -64,6 +64,7 @@
 #![deny(missing_docs)]
 
 mod catalog;
+mod chunked;
 mod definition_diff;
 mod diff;
 mod document;
@@ -74,6 +75,7 @@ mod word_diff;
 
 pub use crate::{
     catalog::{CatalogDigest, CatalogError, ReadCatalogError, ToolError, ToolErrorReason},
+    chunked::{Chunked, DEFAULT_CHUNK, ReadAt, digest_in_chunks},
     definition_diff::{DefinitionChange, DefinitionDiff, escape_hidden_json},
     diff::{CatalogDiff, ChangedTool},
     document::{DocumentError, read_tools_document},

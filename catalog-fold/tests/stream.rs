@@ -2,7 +2,7 @@
 //! (repeated ones exercise the duplicate rule, more than 500 the overflow rule), random
 //! definitions, every document shape, spelled at random (`jcs-digest/tests/spelling.rs`).
 
-use catalog_fold::{CatalogDigest, stream_tools_document};
+use catalog_fold::{CatalogDigest, Chunked, stream_tools_document};
 use jcs_digest::Profile;
 use proptest::prelude::*;
 use serde_json::{Map, Value, json};
@@ -80,10 +80,18 @@ proptest! {
         let text = spell(&document(tools.clone(), shape), seed);
         crate::support::read_both(text.as_bytes()).unwrap();
         for profile in Profile::ALL {
+            let expected = CatalogDigest::compute(&tools, profile).unwrap();
             prop_assert_eq!(
                 CatalogDigest::from_document(text.as_bytes(), profile).unwrap(),
-                CatalogDigest::compute(&tools, profile).unwrap()
+                expected.clone()
             );
+            // Every shape is taken by the chunked path, whatever the window.
+            for chunk in crate::support::CHUNKS {
+                prop_assert_eq!(
+                    crate::support::chunked(text.as_bytes(), profile, chunk),
+                    Chunked::Digest(expected.clone())
+                );
+            }
         }
     }
 }
@@ -105,6 +113,13 @@ fn overflowing_catalogs_digest_the_same_on_both_paths() {
             streamed,
             CatalogDigest::compute(&tools, Profile::Trace).unwrap()
         );
+        for chunk in crate::support::CHUNKS {
+            assert_eq!(
+                crate::support::chunked(text.as_bytes(), Profile::Trace, chunk),
+                Chunked::Digest(streamed.clone()),
+                "chunk {chunk}"
+            );
+        }
         assert_eq!(
             stream_tools_document(text.as_bytes(), Profile::Trace)
                 .unwrap()

@@ -27,7 +27,7 @@ pub fn sha256_text(text: &str) -> String {
 #[track_caller]
 pub fn read_both(bytes: &[u8]) -> Result<Vec<serde_json::Value>, catalog_fold::DocumentError> {
     use catalog_fold::{
-        CatalogDigest, ReadCatalogError, read_tools_document, stream_tools_document,
+        CatalogDigest, Chunked, ReadCatalogError, read_tools_document, stream_tools_document,
     };
     use jcs_digest::{Profile, StreamedTool};
 
@@ -52,6 +52,27 @@ pub fn read_both(bytes: &[u8]) -> Result<Vec<serde_json::Value>, catalog_fold::D
             expected,
             "{shown}"
         );
+        for chunk in CHUNKS {
+            let chunked = chunked(bytes, profile, chunk);
+            match &expected {
+                // A document the chunked path takes gives the same digests; any other it
+                // leaves to the in-memory path.
+                Ok(digest) => assert!(
+                    chunked == Chunked::Digest(digest.clone()) || chunked == Chunked::WholeDocument,
+                    "chunk {chunk}: {chunked:?} for {shown}"
+                ),
+                Err(_) => assert_eq!(chunked, Chunked::WholeDocument, "chunk {chunk}: {shown}"),
+            }
+        }
     }
     tree
+}
+
+/// Window sizes for `digest_in_chunks`: a byte at a time, a few bytes (every element cut at
+/// some place, and the array read in two parts), and more than most test documents.
+pub const CHUNKS: [usize; 4] = [1, 3, 16, 4096];
+
+/// `digest_in_chunks` over bytes in memory.
+pub fn chunked(bytes: &[u8], profile: jcs_digest::Profile, chunk: usize) -> catalog_fold::Chunked {
+    catalog_fold::digest_in_chunks(bytes, bytes.len() as u64, profile, chunk).unwrap()
 }

@@ -25,3 +25,6 @@ mod spelling;
 // the tree path on generated catalogs of every shape; `support::read_both` does the same for
 // every document the other modules read.
 mod stream;
+// `digest_in_chunks` (a document read a window at a time): the depth limit in every shape,
+// tools arrays the shape does not pick, a file, a cut source, read errors.
+mod chunked;

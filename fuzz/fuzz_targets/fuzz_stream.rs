@@ -3,7 +3,9 @@
 //! and the document path (`stream_tools_document`, `CatalogDigest::from_document`) give the
 //! same canonical bytes, digests and tools as `parse_strict` + `canonicalize` (and
 //! `read_tools_document` + `CatalogDigest::compute`), or the same error: same kind (pointer
-//! and literal included) at the same offset.
+//! and literal included) at the same offset. The chunked document path (`digest_in_chunks`)
+//! gives the same digests or leaves the document to the in-memory path, and always leaves it
+//! a document the in-memory path refuses.
 //!
 //! Built by cargo-fuzz (`--cfg fuzzing`), `StreamReader::tool_definitions` reads every array
 //! that has a guessed middle in two halves on two threads, however small (its threshold is a
@@ -13,7 +15,8 @@
 #![no_main]
 
 use catalog_fold::{
-    CatalogDigest, ReadCatalogError, read_tools_document, stream_tools_document,
+    CatalogDigest, Chunked, ReadCatalogError, digest_in_chunks, read_tools_document,
+    stream_tools_document,
 };
 use jcs_digest::{
     Digest, Profile, StreamReader, StreamedTool, canonical_digest, canonicalize,
@@ -83,4 +86,19 @@ fuzz_target!(|data: &[u8]| {
             CatalogDigest::compute(&tools, Profile::Trace).map_err(ReadCatalogError::from)
         });
     assert_eq!(CatalogDigest::from_document(data, Profile::Trace), expected);
+
+    // The same document read a window at a time: the same digests, or left to the in-memory
+    // path (always so for a document it refuses). Windows of 1, 2, 5 and 64 bytes cut every
+    // element somewhere, and read arrays of a few dozen bytes in two parts.
+    for chunk in [1, 2, 5, 64] {
+        let chunked = digest_in_chunks(data, data.len() as u64, Profile::Trace, chunk)
+            .expect("bytes in memory read without error");
+        match &expected {
+            Ok(digest) => assert!(
+                chunked == Chunked::Digest(digest.clone()) || chunked == Chunked::WholeDocument,
+                "chunk {chunk}: {chunked:?}"
+            ),
+            Err(_) => assert_eq!(chunked, Chunked::WholeDocument, "chunk {chunk}"),
+        }
+    }
 });

@@ -40,15 +40,18 @@ pub(crate) fn read_input(path: &Path) -> Result<InputBytes, Failure> {
             .map_err(|e| Failure::io("cannot read standard input", e))?;
         return Ok(InputBytes { buffer, start: 0 });
     }
-    read_file(path).map_err(|e| {
-        Failure::io(
-            format!(
-                "cannot read {} (check the path and its permissions)",
-                path.display()
-            ),
-            e,
-        )
-    })
+    read_file(path).map_err(|e| read_failure(path, e))
+}
+
+/// The failure for a file that cannot be opened or read.
+pub(crate) fn read_failure(path: &Path, error: io::Error) -> Failure {
+    Failure::io(
+        format!(
+            "cannot read {} (check the path and its permissions)",
+            path.display()
+        ),
+        error,
+    )
 }
 
 /// What `std::fs::read` does, with the bytes starting at an [`ALIGN`] boundary: the buffer is

@@ -181,6 +181,51 @@ fn a_missing_file_is_an_io_error_exit_2() {
 }
 
 #[test]
+fn a_directory_is_an_io_error_exit_2() {
+    let path = temp_file("dir-probe.json", b"[]");
+    let dir = std::path::Path::new(&path)
+        .parent()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let run = toolgate(&["digest", &dir]);
+    assert_eq!((run.code, run.stdout.as_str()), (2, ""));
+    assert_eq!(
+        run.stderr,
+        format!(
+            "toolgate: cannot read {dir} (check the path and its permissions): Is a directory \
+             (os error 21)\n"
+        )
+    );
+}
+
+/// A file of several megabytes is read in chunks on two threads; its output is the one reading
+/// the same bytes whole from standard input gives.
+#[test]
+fn a_large_file_read_in_chunks_gives_what_reading_it_whole_gives() {
+    let tools: Vec<String> = (0..20_000)
+        .map(|i| {
+            format!(
+                r#"{{"name":"tool_{i}","description":"caf\u00e9 {i} \u65e5\u672c","inputSchema":{{"type":"object","properties":{{"q":{{"type":"string","maxLength":{i}}},"n":{{"type":"number","minimum":1e-3}}}},"required":["q"]}},"_meta":{{"k":[1,2,3]}}}}"#
+            )
+        })
+        .collect();
+    let text = format!(
+        "{{\"tools\": [\n  {}\n], \"nextCursor\": \"page-2\"}}",
+        tools.join(",\n  ")
+    );
+    assert!(text.len() > 4 << 20, "{} bytes", text.len());
+    let path = temp_file("large.json", text.as_bytes());
+    let from_file = toolgate(&["digest", "--json", &path]);
+    let from_stdin = toolgate_with_stdin(&["digest", "--json", "-"], text.as_bytes());
+    assert_eq!(from_file.code, 0, "{}", from_file.stderr);
+    assert_eq!(from_stdin.code, 0, "{}", from_stdin.stderr);
+    assert_eq!(from_file.stdout, from_stdin.stdout);
+    assert!(from_file.stdout.contains("\"tool:tool_19999\":\"sha256:"));
+}
+
+#[test]
 fn an_unknown_label_is_a_usage_error_exit_2() {
     let run = toolgate(&[
         "digest",

@@ -87,6 +87,7 @@ pub use crate::{
     reader::{StrictReader, parse_strict},
     stream::{
         JsonType, StreamReader, StreamedTool, ToolName, canonical_digest, canonicalize_strict,
+        guess_element_start,
     },
     tool::{
         Profile, TOOL_DEFINITION_MEMBERS, ToolDigestError, UnknownProfile, tool_definition_digest,

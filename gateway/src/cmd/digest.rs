@@ -3,12 +3,12 @@
 use std::io::Write;
 use std::path::Path;
 
-use catalog_fold::CatalogDigest;
+use catalog_fold::{CatalogDigest, Chunked, DEFAULT_CHUNK, digest_in_chunks};
 use jcs_digest::{Profile, write_canonical_str};
 
 use crate::cli::DigestArgs;
 use crate::cmd::common::{profile_from_label, write_stdout};
-use crate::input::{display_name, read_input};
+use crate::input::{display_name, read_failure, read_input};
 use crate::outcome::{Failure, Verdict};
 
 pub(crate) fn run(args: &DigestArgs) -> Result<Verdict, Failure> {
@@ -24,14 +24,31 @@ pub(crate) fn run(args: &DigestArgs) -> Result<Verdict, Failure> {
 }
 
 /// Reads a tools/list document and digests it tool by tool from the bytes, with no `Value`
-/// tree (`CatalogDigest::from_document`): the digests and messages of the tree path that
-/// `toolgate diff` uses, at a fraction of the cost. An unreadable file is a usage failure
-/// (exit 2); a document that is not a catalog, or a tool that has no digest, is an invalid input
-/// (exit 1).
+/// tree: the digests and messages of the tree path that `toolgate diff` uses, at a fraction of
+/// the cost. A file is read a window at a time (`digest_in_chunks`: no buffer of its size, no
+/// megabytes of fresh memory to fault in); a document that path does not vouch for, an error
+/// included, and standard input are read whole (`CatalogDigest::from_document`), which gives
+/// the error with its place. An unreadable file is a usage failure (exit 2); a document that is
+/// not a catalog, or a tool that has no digest, is an invalid input (exit 1).
 fn digest_streamed(path: &Path, profile: Profile) -> Result<CatalogDigest, Failure> {
+    if path.as_os_str() != "-" {
+        if let Some(digest) = digest_file_in_chunks(path, profile)? {
+            return Ok(digest);
+        }
+    }
     let bytes = read_input(path)?;
     CatalogDigest::from_document(&bytes, profile)
         .map_err(|e| Failure::Invalid(format!("{}: {e}", display_name(path))))
+}
+
+/// The digests of the file at `path` read in chunks, or `None` when it must be read whole.
+fn digest_file_in_chunks(path: &Path, profile: Profile) -> Result<Option<CatalogDigest>, Failure> {
+    let file = std::fs::File::open(path).map_err(|e| read_failure(path, e))?;
+    let len = file.metadata().map_err(|e| read_failure(path, e))?.len();
+    match digest_in_chunks(&file, len, profile, DEFAULT_CHUNK).map_err(|e| read_failure(path, e))? {
+        Chunked::Digest(digest) => Ok(Some(digest)),
+        Chunked::WholeDocument => Ok(None),
+    }
 }
 
 /// `{"label": LABEL, "tools": {KEY: DIGEST, …}, "catalog": DIGEST}` on one line, written into

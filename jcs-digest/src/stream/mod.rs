@@ -32,6 +32,7 @@ mod spare;
 mod split;
 mod tool;
 
+pub use split::guess_element_start;
 pub use tool::{StreamedTool, ToolName};
 
 /// The type of a JSON value, as its first byte announces it.

@@ -162,31 +162,49 @@ where
 }
 
 /// A guess at where an element of the array whose content starts at `from` begins, near the
-/// middle of what is left: a `{` after `}` and `,` (whitespace allowed between), preferably
-/// one whose first member starts with the bytes `prefer` (a tool definition's `"name"`, not a
-/// nested schema). Only a guess: it may be inside a string or a nested array, which
-/// `StreamReader::elements_split` finds out.
+/// middle of what is left (see [`guess_element_start`]).
 fn split_candidate(input: &[u8], from: usize, prefer: Option<&[u8]>) -> Option<usize> {
+    let middle = from + input.len().saturating_sub(from) / 2;
+    guess_element_start(input, middle, prefer)
+}
+
+/// A guess at where an element of an array begins in `input`, at or after `at`: a `{` that
+/// follows `}` and `,` (whitespace allowed between), all three at or after `at`, preferably one
+/// whose first member starts with the bytes `prefer` (a tool definition's `"name"`, not a
+/// nested schema). Reading a large array in parts starts a part there.
+///
+/// Only a guess, from a few bytes and not from reading the document: the `{` may be inside a
+/// string or a nested array. Use it only once a reader that read every element from the
+/// array's start has arrived exactly there, as [`StreamReader::elements_with`] does.
+///
+/// ```
+/// use jcs_digest::guess_element_start;
+///
+/// let tools = br#"[{"name":"a"},{"name":"b","x":{"y":1}},{"name":"c"}]"#;
+/// assert_eq!(guess_element_start(tools, 2, Some(br#""name""#)), Some(14));
+/// assert_eq!(guess_element_start(tools, 15, Some(br#""name""#)), Some(39));
+/// assert_eq!(guess_element_start(b"[1, 2, 3]", 0, None), None);
+/// ```
+pub fn guess_element_start(input: &[u8], at: usize, prefer: Option<&[u8]>) -> Option<usize> {
     // Past this many bytes beyond a plain candidate, looking for a better one costs more than
     // a wrong guess.
     const LOOK_FURTHER: usize = 1 << 16;
-    let middle = from + input.len().saturating_sub(from) / 2;
     let mut plain: Option<usize> = None;
-    let mut at = middle;
-    while let Some(offset) = input.get(at..)?.iter().position(|&b| b == b'{') {
-        let open = at + offset;
+    let mut from = at;
+    while let Some(offset) = input.get(from..)?.iter().position(|&b| b == b'{') {
+        let open = from + offset;
         if plain.is_some_and(|plain| open - plain > LOOK_FURTHER) {
             break;
         }
-        at = open + 1;
-        let Some((&b',', before)) = trim_end(&input[middle..open]).split_last() else {
+        from = open + 1;
+        let Some((&b',', before)) = trim_end(&input[at..open]).split_last() else {
             continue;
         };
         if trim_end(before).last() != Some(&b'}') {
             continue;
         }
         match prefer {
-            Some(prefer) if !trim_start(&input[at..]).starts_with(prefer) => {
+            Some(prefer) if !trim_start(&input[from..]).starts_with(prefer) => {
                 plain.get_or_insert(open);
             }
             _ => return Some(open),

@@ -1,0 +1,168 @@
+//! `digest_in_chunks` beyond what `support::read_both` checks on every document: the depth
+//! limit at each of the three places a tools array can be, documents whose tools array the
+//! chunked path cannot tell apart from another, a real file, a source shorter than it said,
+//! and read errors.
+
+use std::io;
+
+use catalog_fold::{CatalogDigest, Chunked, DEFAULT_CHUNK, ReadAt, digest_in_chunks};
+use jcs_digest::{Profile, StrictReader};
+use serde_json::json;
+
+use crate::support::{CHUNKS, chunked, read_both};
+
+/// A tool whose input schema nests arrays `levels` deep.
+fn deep_tool(levels: usize) -> String {
+    format!(
+        r#"{{"name":"deep","inputSchema":{}1{}}}"#,
+        "[".repeat(levels),
+        "]".repeat(levels)
+    )
+}
+
+/// The tools array (holding `tools`) as a whole document, a `tools/list` result and a JSON-RPC
+/// response, with the number of containers around each element.
+fn shapes(tools: &str) -> [(String, usize); 3] {
+    [
+        (format!("[{tools}]"), 1),
+        (format!(r#"{{"tools":[{tools}]}}"#), 2),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{tools}]}}}}"#),
+            3,
+        ),
+    ]
+}
+
+/// An element nested exactly to the depth limit is read in chunks; one level more is left to
+/// the in-memory path, which refuses it.
+#[test]
+fn the_depth_limit_counts_the_containers_around_the_tools() {
+    let limit = StrictReader::DEFAULT_MAX_DEPTH;
+    for around in 1..=3 {
+        // The tool object itself is one level; the schema's arrays the others.
+        let at_limit = shapes(&deep_tool(limit - around - 1));
+        let (document, depth) = &at_limit[around - 1];
+        assert_eq!(*depth, around);
+        let whole = CatalogDigest::from_document(document.as_bytes(), Profile::Trace).unwrap();
+        read_both(document.as_bytes()).unwrap();
+        for chunk in CHUNKS {
+            assert_eq!(
+                chunked(document.as_bytes(), Profile::Trace, chunk),
+                Chunked::Digest(whole.clone()),
+                "{around} around, chunk {chunk}"
+            );
+        }
+        let past = shapes(&deep_tool(limit - around));
+        let (document, _) = &past[around - 1];
+        assert!(CatalogDigest::from_document(document.as_bytes(), Profile::Trace).is_err());
+        for chunk in CHUNKS {
+            assert_eq!(
+                chunked(document.as_bytes(), Profile::Trace, chunk),
+                Chunked::WholeDocument,
+                "{around} around, chunk {chunk}"
+            );
+        }
+    }
+}
+
+/// A JSON-RPC response with a `tools` member before its `result`: the chunked path reads the
+/// first array, the document's shape picks the other, so the stand-in is not where the
+/// in-memory read looks and the whole document is read instead. Even a document that names
+/// its tools like a stand-in cannot make the two disagree.
+#[test]
+fn a_tools_array_the_shape_does_not_pick_is_left_to_the_in_memory_path() {
+    let documents = [
+        r#"{"jsonrpc": "2.0", "id": 1, "tools": [{"name": "decoy"}], "result": {"tools": [{"name": "real"}]}}"#,
+        r#"{"tools": [{"name": "toolgate-chunk-stand-in-00000000000000000000000000000000"}], "jsonrpc": "2.0", "id": 1, "result": {"tools": [{"name": "real"}]}}"#,
+    ];
+    for text in documents {
+        read_both(text.as_bytes()).unwrap();
+        let whole = CatalogDigest::from_document(text.as_bytes(), Profile::Trace).unwrap();
+        assert_eq!(whole.tools().len(), 1);
+        assert_eq!(whole.tools().keys().next().unwrap().as_str(), "tool:real");
+        for chunk in CHUNKS {
+            assert_eq!(
+                chunked(text.as_bytes(), Profile::Trace, chunk),
+                Chunked::WholeDocument,
+                "chunk {chunk}: {text}"
+            );
+        }
+    }
+    // A member name written with an escape is the same name to both paths.
+    let escaped = br#"{"t\u006fols": [{"name": "a"}]}"#;
+    let whole = CatalogDigest::from_document(escaped, Profile::Trace).unwrap();
+    assert_eq!(chunked(escaped, Profile::Trace, 3), Chunked::Digest(whole));
+}
+
+/// A generated catalog written to a file, read through the file in chunks of the default
+/// size and of a few kilobytes.
+#[test]
+fn a_file_is_read_in_chunks_with_the_digests_of_the_whole_document() {
+    let tools: Vec<serde_json::Value> = (0..400)
+        .map(|i| json!({"name": format!("t{i}"), "description": "d\u{e9}", "inputSchema": {"type": "object", "n": i}}))
+        .collect();
+    let text = serde_json::to_string_pretty(&json!({"tools": tools})).unwrap();
+    let dir = std::env::temp_dir().join(format!("catalog-fold-chunked-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("tools.json");
+    std::fs::write(&path, &text).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let len = file.metadata().unwrap().len();
+    let whole = CatalogDigest::from_document(text.as_bytes(), Profile::Trace).unwrap();
+    for chunk in [DEFAULT_CHUNK, 4096, 100] {
+        assert_eq!(
+            digest_in_chunks(&file, len, Profile::Trace, chunk).unwrap(),
+            Chunked::Digest(whole.clone()),
+            "chunk {chunk}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A source that ends before the length it was given (a file cut while it is read) is a cut
+/// document: left to the in-memory path, which reads what is there.
+#[test]
+fn a_source_shorter_than_its_length_is_left_to_the_in_memory_path() {
+    let text = br#"[{"name":"a"},{"name":"b"}]"#;
+    let cut = &text[..20];
+    assert_eq!(
+        digest_in_chunks(cut, text.len() as u64, Profile::Trace, 4).unwrap(),
+        Chunked::WholeDocument
+    );
+    // A length shorter than the source: only that much is read, a cut document too.
+    assert_eq!(
+        digest_in_chunks(&text[..], 20, Profile::Trace, 4).unwrap(),
+        Chunked::WholeDocument
+    );
+}
+
+/// Fails every read after the first `good` bytes.
+struct Failing {
+    bytes: Vec<u8>,
+    good: u64,
+}
+
+impl ReadAt for Failing {
+    fn read_at(&self, buf: &mut [u8], offset: u64) -> io::Result<usize> {
+        if offset >= self.good {
+            return Err(io::Error::other("the disk is gone"));
+        }
+        let end = usize::try_from(self.good).unwrap().min(self.bytes.len());
+        self.bytes[..end].read_at(buf, offset)
+    }
+}
+
+/// A read error is returned as it is, wherever it happens (before the tools, in them, after
+/// them).
+#[test]
+fn a_read_error_is_returned() {
+    let text = br#"{"tools":[{"name":"a"},{"name":"b"},{"name":"c"}],"nextCursor":"x"}"#.to_vec();
+    for good in [0, 5, 30, 55] {
+        let source = Failing {
+            bytes: text.clone(),
+            good,
+        };
+        let error = digest_in_chunks(&source, text.len() as u64, Profile::Trace, 4).unwrap_err();
+        assert_eq!(error.to_string(), "the disk is gone", "after {good} bytes");
+    }
+}
