@@ -1,6 +1,7 @@
-//! Where the wall time of digesting one tools/list file goes, phase by phase, as
-//! `toolgate digest` spends it: reading the file into a fresh buffer, the streaming read of the
-//! document (two threads for a large tools array), the fold, and freeing what was built. The
+//! Where the wall time of digesting one tools/list document read whole goes, phase by phase (as
+//! `toolgate digest` spends it on standard input, and spent it on a file before it read files
+//! in chunks): reading the file into a fresh buffer, the streaming read of the document (two
+//! threads for a large tools array), the fold, and freeing what was built. The
 //! first round is what one process run spends: its buffers are new memory, which the kernel
 //! faults in page by page. Later rounds reuse memory the allocator kept, so they show what the
 //! same work costs without those faults. Printed: the first round, and the median and minimum
