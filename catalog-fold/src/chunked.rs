@@ -272,6 +272,16 @@ enum Run {
     Judge,
 }
 
+impl Run {
+    /// The tools a part read and the offset after the array's `]`, if the part read to it.
+    fn closed(self, tools: Vec<StreamedTool>) -> Option<(Vec<StreamedTool>, u64)> {
+        match self {
+            Run::Closed(end) => Some((tools, end)),
+            Run::Joined | Run::Stopped | Run::Judge => None,
+        }
+    }
+}
+
 impl<R: ReadAt + ?Sized> Parts<'_, R> {
     /// Every element of the array whose `[` the window's cursor just passed, and the offset
     /// after its `]`; `None` when the in-memory path must judge.
@@ -306,10 +316,7 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
                             Next::Read
                         }
                     })?;
-                    Ok(match run {
-                        Run::Closed(end) => Some((tools, end)),
-                        _ => None,
-                    })
+                    Ok(run.closed(tools))
                 });
             let Ok(later) = later else {
                 // No thread: this one reads every element.
@@ -348,10 +355,9 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
         window: &mut Window<'_, R>,
         mut tools: Vec<StreamedTool>,
     ) -> io::Result<Option<(Vec<StreamedTool>, u64)>> {
-        Ok(match self.run(window, true, &mut tools, |_| Next::Read)? {
-            Run::Closed(end) => Some((tools, end)),
-            _ => None,
-        })
+        Ok(self
+            .run(window, true, &mut tools, |_| Next::Read)?
+            .closed(tools))
     }
 
     /// A window at the guessed first element of the second part, at or after `middle`.

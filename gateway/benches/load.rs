@@ -858,8 +858,8 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
         std::thread::available_parallelism().map_or(0, usize::from),
         args.threads
             .map_or_else(|| "default".to_owned(), |threads| threads.to_string()),
-        args.gateway_threads
-            .or(args.threads)
+        setup
+            .threads
             .map_or_else(|| "default".to_owned(), |threads| threads.to_string()),
         load_average(),
     );

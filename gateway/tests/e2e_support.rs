@@ -369,13 +369,17 @@ impl ServeProcess {
         panic!("toolgate serve did not answer on {}", self.url);
     }
 
+    /// Sends `signal` (`TERM`, `HUP`, …) to the process; whether `kill` succeeded.
+    pub fn signal(&self, signal: &str) -> bool {
+        std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
+            .status()
+            .is_ok_and(|status| status.success())
+    }
+
     /// SIGTERM, then the bounded wait: the exit code and everything it wrote to stderr.
     pub async fn terminate(mut self) -> (i32, String) {
-        let status = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        assert!(self.signal("TERM"));
         tokio::task::spawn_blocking(move || wait_bounded(&mut self.child, Duration::from_secs(20)))
             .await
             .unwrap()
@@ -390,9 +394,7 @@ impl Drop for ServeProcess {
         if !matches!(self.child.try_wait(), Ok(None)) {
             return;
         }
-        let _ = std::process::Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
+        self.signal("TERM");
         let started = std::time::Instant::now();
         while matches!(self.child.try_wait(), Ok(None)) {
             if started.elapsed() > Duration::from_secs(5) {

@@ -334,11 +334,7 @@ fn log_format_json_writes_one_object_per_line_with_the_call_as_fields() {
 }
 
 fn hang_up(serve: &ServeProcess) {
-    let status = std::process::Command::new("kill")
-        .args(["-HUP", &serve.pid().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    assert!(serve.signal("HUP"));
 }
 
 /// Scrapes until `series` reads `value` (bounded): the reload was handled.
@@ -353,21 +349,21 @@ async fn wait_for_sample(port: u16, series: &str, value: f64) -> String {
     panic!("{series} never reached {value}");
 }
 
-/// Writes `catalog_json` to `catalog` and sends SIGHUP; returns once the metrics on `port`
-/// show it in force.
+/// Writes `catalog_json` to `catalog` and sends SIGHUP; returns the metrics on `port` once
+/// they show it in force.
 async fn reload_to(
     serve: &ServeProcess,
     catalog: &std::path::Path,
     port: u16,
     catalog_json: &Value,
-) {
+) -> String {
     std::fs::write(catalog, catalog_json.to_string()).unwrap();
     hang_up(serve);
     let series = format!(
         "toolgate_catalog_info{{measurement=\"{}\"}}",
         measurement_of(catalog_json)
     );
-    wait_for_sample(port, &series, 1.0).await;
+    wait_for_sample(port, &series, 1.0).await
 }
 
 /// Calls `tool` and returns its result; the call must be allowed and succeed.
@@ -489,14 +485,7 @@ fn sighup_reloads_a_valid_catalog_and_refuses_an_invalid_one() {
         .await;
 
         // A valid one: in force for the next calls.
-        std::fs::write(&catalog, catalog_b.to_string()).unwrap();
-        hang_up(&serve);
-        let metrics = wait_for_sample(
-            port,
-            &format!("toolgate_catalog_info{{measurement=\"{measurement_b}\"}}"),
-            1.0,
-        )
-        .await;
+        let metrics = reload_to(&serve, &catalog, port, &catalog_b).await;
         upstream.controls().set_delay(None);
         let finished = in_flight.await.unwrap();
         assert!(finished.is_ok(), "{finished:?}");
