@@ -11,6 +11,13 @@
 //! cargo bench -p catalog-fold --bench phases -- FILE [ROUNDS]
 //! ```
 //!
+//! A second table times, in the same process and the same way (first round, later rounds), what
+//! `toolgate digest FILE` runs now and the floors it is compared with: `digest_in_chunks` over
+//! the file (a window at a time, two threads, keys, fold), the strict reader's
+//! `skip_value` over the whole document (every rule checked, nothing written, one thread),
+//! serde_json reading it into `IgnoredAny` (no strict rules, nothing kept), and SHA-256 of its
+//! bytes.
+//!
 //! `cargo bench` runs it in `catalog-fold/`, so a relative FILE is taken from there.
 //! Without FILE it digests a generated catalog of 10,000 tools (`bench/catalog_gen.rs`), written
 //! to a temporary file first. This is a probe for BENCHMARKS.md, not a criterion benchmark:
@@ -23,8 +30,10 @@ mod catalog_gen;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use catalog_fold::{CatalogDigest, stream_tools_document};
-use jcs_digest::Profile;
+use catalog_fold::{
+    CatalogDigest, Chunked, DEFAULT_CHUNK, digest_in_chunks, stream_tools_document,
+};
+use jcs_digest::{Digest, Profile, StreamReader};
 
 const PHASES: [&str; 4] = ["read", "stream", "fold", "free"];
 
@@ -64,6 +73,26 @@ fn main() {
         catalog = Some(digest.catalog());
         times.push([read, streamed - read, folded - streamed, freed - folded]);
     }
+    let bytes = std::fs::read(&path).unwrap();
+    let file = std::fs::File::open(&path).unwrap();
+    let len = file.metadata().unwrap().len();
+    let chunked = each_round(rounds, || {
+        match digest_in_chunks(&file, len, Profile::Trace, DEFAULT_CHUNK).unwrap() {
+            Chunked::Digest(digest) => assert_eq!(Some(digest.catalog()), catalog),
+            Chunked::WholeDocument => panic!("{}: not read in chunks", path.display()),
+        }
+    });
+    let skip = each_round(rounds, || {
+        let mut reader = StreamReader::new(&bytes);
+        reader.skip_value().unwrap();
+        reader.finish().unwrap();
+    });
+    let ignored = each_round(rounds, || {
+        serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).unwrap();
+    });
+    let sha256 = each_round(rounds, || {
+        std::hint::black_box(Digest::of(&bytes));
+    });
     if args.is_empty() {
         std::fs::remove_file(&path).unwrap();
     }
@@ -81,7 +110,39 @@ fn main() {
             millis(later[0]),
         );
     }
+    println!();
+    println!("| in the same process | first round ms | later rounds: median ms | min ms |");
+    println!("|---|--:|--:|--:|");
+    for (what, times) in [
+        (
+            "digest_in_chunks (the file, as toolgate digest FILE)",
+            chunked,
+        ),
+        ("skip_value (strict, nothing written, one thread)", skip),
+        ("serde_json IgnoredAny (not strict, nothing kept)", ignored),
+        ("SHA-256 of the bytes", sha256),
+    ] {
+        let (first, mut later) = (times[0], times[1..].to_vec());
+        later.sort();
+        println!(
+            "| {what} | {:.2} | {:.2} | {:.2} |",
+            millis(first),
+            millis(later[later.len() / 2]),
+            millis(later[0]),
+        );
+    }
     println!("catalog {}", catalog.unwrap());
+}
+
+/// How long each of `rounds` runs of `work` took.
+fn each_round(rounds: usize, mut work: impl FnMut()) -> Vec<Duration> {
+    (0..rounds)
+        .map(|_| {
+            let started = Instant::now();
+            work();
+            started.elapsed()
+        })
+        .collect()
 }
 
 fn millis(duration: Duration) -> f64 {

@@ -82,10 +82,16 @@ impl CatalogDigest {
         if !errors.is_empty() {
             return Err(CatalogError { tools: errors });
         }
-        Ok(CatalogDigest {
+        Ok(Self::from_keyed(entries, profile))
+    }
+
+    /// Folds tools already keyed ([`streamed_entry`]), in any order; runs already sorted are
+    /// merged, not sorted again.
+    pub(crate) fn from_keyed(entries: Vec<(ToolKey, Digest)>, profile: Profile) -> CatalogDigest {
+        CatalogDigest {
             profile,
             fold: fold(entries, profile.label()),
-        })
+        }
     }
 
     /// The profile whose label the digests were computed under.
@@ -157,7 +163,7 @@ fn digest_tool(
 }
 
 /// The key and digest of one streamed definition, refused as [`digest_tool`] refuses.
-fn streamed_entry(
+pub(crate) fn streamed_entry(
     tool: &StreamedTool,
 ) -> Result<(ToolKey, Digest), (Option<ToolKey>, ToolErrorReason)> {
     match tool {

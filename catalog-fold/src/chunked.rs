@@ -4,8 +4,9 @@
 //!
 //! The document's beginning (up to its tools array) and end (after it) are kept; the tools in
 //! between are read element by element from a window of about a chunk, each by a reader of its
-//! own, and digested. A large array is read in two parts on two threads, the second starting at
-//! a guessed element that the first must arrive at exactly (as the in-memory path does).
+//! own, digested and keyed. A large array is read in two parts on two threads, the second
+//! starting at a guessed element that the first must arrive at exactly (as the in-memory path
+//! does); each part sorts its own keys, so that the fold after the join merges two sorted runs.
 //!
 //! Only the tools are read here. The rest of the document is judged by the in-memory path
 //! itself: it reads the beginning and the end with the tools array replaced by one made-up tool
@@ -19,11 +20,17 @@ use std::hash::{BuildHasher, Hasher};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use catalog_key::ToolKey;
 use jcs_digest::{
-    JsonType, Profile, StreamReader, StreamedTool, StrictReader, ToolName, guess_element_start,
+    Digest, JsonType, Profile, StreamReader, StreamedTool, StrictReader, ToolName,
+    guess_element_start,
 };
 
+use crate::catalog::streamed_entry;
 use crate::{CatalogDigest, stream_tools_document};
+
+/// The tools read, keyed: each part's in document order until the part sorts it.
+type Entries = Vec<(ToolKey, Digest)>;
 
 /// The default chunk: the window reads about a megabyte at a time.
 pub const DEFAULT_CHUNK: usize = 1 << 20;
@@ -136,7 +143,7 @@ pub fn digest_in_chunks<R: ReadAt + ?Sized>(
 
 /// Whether the in-memory path accepts the document around the tools that were read: the
 /// catalog digest of `tools` if it does.
-fn judge(prefix: &[u8], suffix: &[u8], tools: Vec<StreamedTool>, profile: Profile) -> Chunked {
+fn judge(prefix: &[u8], suffix: &[u8], tools: Entries, profile: Profile) -> Chunked {
     let stand_in = unpredictable_name();
     let mut document = Vec::with_capacity(prefix.len() + suffix.len() + stand_in.len() + 16);
     document.extend_from_slice(prefix);
@@ -154,11 +161,7 @@ fn judge(prefix: &[u8], suffix: &[u8], tools: Vec<StreamedTool>, profile: Profil
     if !accepted {
         return Chunked::WholeDocument;
     }
-    match CatalogDigest::from_streamed(&tools, profile) {
-        Ok(digest) => Chunked::Digest(digest),
-        // Its message names tools by their place in the whole document: read it whole.
-        Err(_) => Chunked::WholeDocument,
-    }
+    Chunked::Digest(CatalogDigest::from_keyed(tools, profile))
 }
 
 /// A tool name no document can be written to hold in advance: 128 bits from the standard
@@ -274,7 +277,7 @@ enum Run {
 
 impl Run {
     /// The tools a part read and the offset after the array's `]`, if the part read to it.
-    fn closed(self, tools: Vec<StreamedTool>) -> Option<(Vec<StreamedTool>, u64)> {
+    fn closed(self, tools: Entries) -> Option<(Entries, u64)> {
         match self {
             Run::Closed(end) => Some((tools, end)),
             Run::Joined | Run::Stopped | Run::Judge => None,
@@ -285,7 +288,7 @@ impl Run {
 impl<R: ReadAt + ?Sized> Parts<'_, R> {
     /// Every element of the array whose `[` the window's cursor just passed, and the offset
     /// after its `]`; `None` when the in-memory path must judge.
-    fn read_array(&self, mut first: Window<'_, R>) -> io::Result<Option<(Vec<StreamedTool>, u64)>> {
+    fn read_array(&self, mut first: Window<'_, R>) -> io::Result<Option<(Entries, u64)>> {
         let mut tools = Vec::new();
         let content = first.offset();
         // A second thread costs more than it saves below a megabyte (as in memory); small
@@ -316,7 +319,13 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
                             Next::Read
                         }
                     })?;
-                    Ok(run.closed(tools))
+                    let mut closed = run.closed(tools);
+                    // Each part is sorted on its own thread, so that the fold after the join
+                    // only merges the two.
+                    if let Some((tools, _)) = &mut closed {
+                        tools.sort_unstable();
+                    }
+                    Ok(closed)
                 });
             let Ok(later) = later else {
                 // No thread: this one reads every element.
@@ -331,10 +340,12 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
                 }
                 Next::Read
             });
-            if !matches!(run, Ok(Run::Joined)) {
+            if matches!(run, Ok(Run::Joined)) {
+                tools.sort_unstable();
+            } else {
                 stop.store(true, Ordering::Relaxed);
             }
-            let later: io::Result<Option<(Vec<StreamedTool>, u64)>> = match later.join() {
+            let later: io::Result<Option<(Entries, u64)>> = match later.join() {
                 Ok(later) => later,
                 Err(panic) => std::panic::resume_unwind(panic),
             };
@@ -353,8 +364,8 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
     fn whole_run(
         &self,
         window: &mut Window<'_, R>,
-        mut tools: Vec<StreamedTool>,
-    ) -> io::Result<Option<(Vec<StreamedTool>, u64)>> {
+        mut tools: Entries,
+    ) -> io::Result<Option<(Entries, u64)>> {
         Ok(self
             .run(window, true, &mut tools, |_| Next::Read)?
             .closed(tools))
@@ -375,12 +386,13 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
     }
 
     /// Reads elements from the window's cursor (after the array's `[` when `at_open`, else at
-    /// an element), each digested into `tools`; `before` is asked at each element's offset.
+    /// an element), each digested and keyed into `tools`; `before` is asked at each element's
+    /// offset.
     fn run(
         &self,
         window: &mut Window<'_, R>,
         at_open: bool,
-        tools: &mut Vec<StreamedTool>,
+        tools: &mut Entries,
         mut before: impl FnMut(u64) -> Next,
     ) -> io::Result<Run> {
         let mut at_open = at_open;
@@ -406,14 +418,11 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
         }
     }
 
-    /// Digests the element at the window's cursor into `tools` and moves past the byte after
-    /// it (returned: `,` or `]` in a valid array); `None` when the element or what follows does
-    /// not read, up to the end of the document.
-    fn element(
-        &self,
-        window: &mut Window<'_, R>,
-        tools: &mut Vec<StreamedTool>,
-    ) -> io::Result<Option<u8>> {
+    /// Digests and keys the element at the window's cursor into `tools` and moves past the
+    /// byte after it (returned: `,` or `]` in a valid array); `None` when the element or what
+    /// follows does not read, up to the end of the document, or it has no key (the in-memory
+    /// path names it by its place in the whole document).
+    fn element(&self, window: &mut Window<'_, R>, tools: &mut Entries) -> io::Result<Option<u8>> {
         loop {
             let rest = window.rest();
             let mut reader = StreamReader::with_max_depth(rest, self.max_depth);
@@ -427,9 +436,12 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
                 .and_then(|after| after.iter().position(|byte| !is_whitespace(*byte)));
             match (read, after) {
                 (Ok(tool), Some(gap)) => {
+                    let Ok(entry) = streamed_entry(&tool) else {
+                        return Ok(None);
+                    };
                     let delimiter = rest[end + gap];
                     window.pos += end + gap + 1;
-                    tools.push(tool);
+                    tools.push(entry);
                     return Ok(Some(delimiter));
                 }
                 // Cut off by the window's edge, or an error: read more, and judge at the end.

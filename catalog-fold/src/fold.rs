@@ -2,10 +2,10 @@
 //! overflow rule, one digest over the lines.
 
 use std::collections::BTreeMap;
-use std::fmt::Write as _;
 
 use catalog_key::ToolKey;
 use jcs_digest::Digest;
+use sha2::{Digest as _, Sha256};
 
 /// The number of entries a fold keeps before the overflow rule applies (seed 000 §5).
 pub const MAX_FOLD_ENTRIES: usize = 500;
@@ -87,7 +87,9 @@ pub fn fold(entries: impl IntoIterator<Item = (ToolKey, Digest)>, label: &str) -
     let mut entries: Vec<(ToolKey, Digest)> = entries.into_iter().collect();
     // Sorting by (key, digest) groups each key's digests together and already in the order
     // the duplicate rule hashes them: `sha256:` + lowercase hex sorts as the raw bytes do.
-    entries.sort_unstable();
+    // The sort is the stable one because it finds runs that are already sorted and merges
+    // them in linear time: the chunked reader hands over each thread's part sorted.
+    entries.sort();
 
     // The keys move from `entries` into `per_key`; only a duplicated key is cloned (it is also
     // listed in `duplicate_keys`).
@@ -126,8 +128,7 @@ fn duplicates_digest(label: &str, sorted_digests: &[Digest]) -> Digest {
         if index > 0 {
             text.push('\n');
         }
-        // Writing to a String cannot fail.
-        let _ = write!(text, "{digest}");
+        text.push_str(digest.text().as_str());
     }
     Digest::of(text.as_bytes())
 }
@@ -144,12 +145,7 @@ fn folded_lines(per_key: &[(ToolKey, Digest)], label: &str) -> (String, Option<D
     let overflow = if overflowed.is_empty() {
         None
     } else {
-        let mut overflow_text = format!("{label}.overflow\n");
-        push_lines(
-            &mut overflow_text,
-            overflowed.iter().map(|(k, d)| (k.as_str(), *d)),
-        );
-        let overflow = Digest::of(overflow_text.as_bytes());
+        let overflow = overflow_digest(label, overflowed);
         lines.push((OVERFLOW_KEY, overflow));
         // `tool:` keys sort before `tools:overflow` (':' < 's'); sorting states it anyway.
         lines.sort_by(|a, b| a.0.cmp(b.0));
@@ -160,13 +156,36 @@ fn folded_lines(per_key: &[(ToolKey, Digest)], label: &str) -> (String, Option<D
     (text, overflow)
 }
 
+/// The overflow rule's digest: SHA-256 over `"<label>.overflow\n"` and the `key=digest` lines
+/// of `overflowed` joined by `\n`. The text is hashed as it is written, a piece at a time, not
+/// kept: for 10,000 tools it is a megabyte that would only be hashed and freed.
+fn overflow_digest(label: &str, overflowed: &[(ToolKey, Digest)]) -> Digest {
+    /// Text is handed to the hasher in pieces of about this size.
+    const PIECE: usize = 16 * 1024;
+    let mut hasher = Sha256::new();
+    let mut piece = String::with_capacity(PIECE + 256);
+    piece.push_str(label);
+    piece.push_str(".overflow\n");
+    for (index, (key, digest)) in overflowed.iter().enumerate() {
+        if index > 0 {
+            piece.push('\n');
+        }
+        push_line(&mut piece, key.as_str(), *digest);
+        if piece.len() >= PIECE {
+            hasher.update(piece.as_bytes());
+            piece.clear();
+        }
+    }
+    hasher.update(piece.as_bytes());
+    Digest::from_bytes(hasher.finalize().into())
+}
+
 /// The length of `=` and a digest's text, and of the `\n` before the next line.
 const LINE_TAIL_LEN: usize = "=sha256:".len() + 64 + "\n".len();
 
 /// Appends `key=digest` lines joined by `\n`, no trailing newline.
 fn push_lines<'a>(text: &mut String, lines: impl Iterator<Item = (&'a str, Digest)> + Clone) {
-    // Reserved at once: the text of 10,000 keys is about 1 MB, which doubling would copy and
-    // fault in again at every step.
+    // Reserved at once (up to 501 lines of about 100 bytes), not doubled and copied.
     text.reserve(
         lines
             .clone()
@@ -177,8 +196,13 @@ fn push_lines<'a>(text: &mut String, lines: impl Iterator<Item = (&'a str, Diges
         if index > 0 {
             text.push('\n');
         }
-        text.push_str(key);
-        // Writing to a String cannot fail.
-        let _ = write!(text, "={digest}");
+        push_line(text, key, digest);
     }
+}
+
+/// Appends one `key=digest` line, without a newline.
+fn push_line(text: &mut String, key: &str, digest: Digest) {
+    text.push_str(key);
+    text.push('=');
+    text.push_str(digest.text().as_str());
 }

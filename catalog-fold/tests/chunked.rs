@@ -1,7 +1,7 @@
 //! `digest_in_chunks` beyond what `support::read_both` checks on every document: the depth
 //! limit at each of the three places a tools array can be, documents whose tools array the
 //! chunked path cannot tell apart from another, a real file, a source shorter than it said,
-//! and read errors.
+//! read errors, keys shared by the two parts, and tools without a key.
 
 use std::io;
 
@@ -164,5 +164,67 @@ fn a_read_error_is_returned() {
         };
         let error = digest_in_chunks(&source, text.len() as u64, Profile::Trace, 4).unwrap_err();
         assert_eq!(error.to_string(), "the disk is gone", "after {good} bytes");
+    }
+}
+
+/// 60 tools under 7 names, in a document large enough for small windows to read it in two
+/// parts: each part keys and sorts its own tools, and the fold merges them. A key whose
+/// definitions stand in both parts must fold as the whole document folds it.
+#[test]
+fn keys_shared_by_the_two_parts_fold_as_in_the_whole_document() {
+    let tools: Vec<serde_json::Value> = (0..60)
+        .map(|i| json!({"name": format!("t{}", (i * 5) % 7), "description": format!("d{i}")}))
+        .collect();
+    let text = serde_json::to_string(&tools).unwrap();
+    for profile in Profile::ALL {
+        let whole = CatalogDigest::from_document(text.as_bytes(), profile).unwrap();
+        assert_eq!(whole.tools().len(), 7);
+        assert_eq!(whole.duplicate_keys().count(), 7);
+        for chunk in CHUNKS.into_iter().chain([64, 500]) {
+            assert_eq!(
+                chunked(text.as_bytes(), profile, chunk),
+                Chunked::Digest(whole.clone()),
+                "chunk {chunk}"
+            );
+        }
+    }
+}
+
+/// A tool with no key (not an object, or a name that is not a string) in the first part, in
+/// the second, or alone: the chunked path leaves the document to the in-memory path, whose
+/// error names the tool by its place in the whole array.
+#[test]
+fn a_tool_without_a_key_in_either_part_is_left_to_the_in_memory_path() {
+    for (at, bad, message) in [
+        (
+            2,
+            json!({"name": 5}),
+            "tool #2 (no key) has no digest: its \"name\" is a number",
+        ),
+        (
+            57,
+            json!({"name": [1]}),
+            "tool #57 (no key) has no digest: its \"name\" is an array",
+        ),
+        (
+            31,
+            json!("t31"),
+            "tool #31 (no key) has no digest: it is a string, not an object",
+        ),
+    ] {
+        let mut tools: Vec<serde_json::Value> = (0..60)
+            .map(|i| json!({"name": format!("t{i}"), "description": format!("d{i}")}))
+            .collect();
+        tools[at] = bad;
+        let text = serde_json::to_string(&tools).unwrap();
+        let error = CatalogDigest::from_document(text.as_bytes(), Profile::Trace).unwrap_err();
+        assert!(error.to_string().contains(message), "{error}");
+        for chunk in CHUNKS.into_iter().chain([64, 500]) {
+            assert_eq!(
+                chunked(text.as_bytes(), Profile::Trace, chunk),
+                Chunked::WholeDocument,
+                "tool #{at}, chunk {chunk}"
+            );
+        }
     }
 }

@@ -225,6 +225,53 @@ fn a_large_file_read_in_chunks_gives_what_reading_it_whole_gives() {
     assert!(from_file.stdout.contains("\"tool:tool_19999\":\"sha256:"));
 }
 
+/// The `--json` output of a large catalog is written as it is made, through a buffer: a device
+/// that is full is an I/O error (exit 2) that says so, and a reader that closes the pipe after
+/// the first bytes ends the run quietly (exit 0), as before.
+#[test]
+fn a_streamed_output_that_cannot_be_written_is_exit_2_and_a_closed_pipe_is_quiet() {
+    use std::io::Read;
+    use std::process::{Command, Stdio};
+
+    let tools: Vec<String> = (0..5_000)
+        .map(|i| format!(r#"{{"name":"tool_{i}","description":"d"}}"#))
+        .collect();
+    let path = temp_file(
+        "streamed-output.json",
+        format!("[{}]", tools.join(",")).as_bytes(),
+    );
+
+    let full = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["digest", "--json", &path])
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    assert_eq!(full.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&full.stderr),
+        "toolgate: cannot write to standard output: No space left on device (os error 28)\n"
+    );
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["digest", "--json", &path])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut head = [0u8; 10];
+    child.stdout.take().unwrap().read_exact(&mut head).unwrap();
+    // The read end is closed here, with about 400 KB of output still to come.
+    let closed = child.wait_with_output().unwrap();
+    assert_eq!(&head, br#"{"label":""#);
+    assert_eq!(closed.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&closed.stderr), "");
+}
+
 #[test]
 fn an_unknown_label_is_a_usage_error_exit_2() {
     let run = toolgate(&[

@@ -82,7 +82,7 @@ mod tool;
 
 pub use crate::{
     canonical::{CanonicalizeError, canonicalize, write_canonical, write_canonical_str},
-    digest::{Digest, DigestParseError},
+    digest::{Digest, DigestParseError, DigestText},
     error::{StrictJsonError, StrictJsonErrorKind},
     reader::{StrictReader, parse_strict},
     stream::{

@@ -15,6 +15,27 @@ fn hashes_and_displays() {
     assert_eq!(format!("{:?}", Digest::of(b"abc")), ABC);
 }
 
+/// `Digest::text` (which `Display` writes) against hex made by the formatter, for every byte
+/// value at every position, and its bytes against its `str`.
+#[test]
+fn text_is_the_prefix_and_lowercase_hex_of_every_byte() {
+    for value in 0..=255u8 {
+        let mut bytes = [0u8; 32];
+        for (position, byte) in bytes.iter_mut().enumerate() {
+            *byte = value.wrapping_add((position as u8).wrapping_mul(37));
+        }
+        let expected: String = std::iter::once("sha256:".to_owned())
+            .chain(bytes.iter().map(|byte| format!("{byte:02x}")))
+            .collect();
+        let digest = Digest::from_bytes(bytes);
+        assert_eq!(digest.text().as_str(), expected);
+        assert_eq!(digest.text().as_bytes(), expected.as_bytes());
+        assert_eq!(digest.to_string(), expected);
+        assert_eq!(format!("{:?}", digest.text()), format!("{expected:?}"));
+        assert_eq!(expected.parse::<Digest>().unwrap(), digest);
+    }
+}
+
 #[test]
 fn parses_its_own_text() {
     let digest: Digest = ABC.parse().unwrap();

@@ -45,10 +45,16 @@ pub(crate) fn json_string(text: &str) -> String {
 
 /// Writes `text` to standard output and flushes it (a closed pipe exits quietly).
 pub(crate) fn write_stdout(text: impl AsRef<[u8]>) -> Result<(), Failure> {
+    write_stdout_with(|out| std::io::Write::write_all(out, text.as_ref()))
+}
+
+/// Lets `write` write to standard output through a buffer of 64 KiB, then flushes it (a closed
+/// pipe exits quietly): for output of a megabyte and more, which need not be held whole.
+pub(crate) fn write_stdout_with(
+    write: impl FnOnce(&mut std::io::BufWriter<std::io::StdoutLock<'static>>) -> std::io::Result<()>,
+) -> Result<(), Failure> {
     use std::io::Write;
-    let mut stdout = std::io::stdout().lock();
-    stdout
-        .write_all(text.as_ref())
-        .map_err(crate::outcome::stdout_error)?;
-    stdout.flush().map_err(crate::outcome::stdout_error)
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    write(&mut out).map_err(crate::outcome::stdout_error)?;
+    out.flush().map_err(crate::outcome::stdout_error)
 }

@@ -7,19 +7,18 @@ use catalog_fold::{CatalogDigest, Chunked, DEFAULT_CHUNK, digest_in_chunks};
 use jcs_digest::{Profile, write_canonical_str};
 
 use crate::cli::DigestArgs;
-use crate::cmd::common::{profile_from_label, write_stdout};
+use crate::cmd::common::{profile_from_label, write_stdout, write_stdout_with};
 use crate::input::{display_name, read_failure, read_input};
 use crate::outcome::{Failure, Verdict};
 
 pub(crate) fn run(args: &DigestArgs) -> Result<Verdict, Failure> {
     let profile = profile_from_label(args.label.as_deref())?;
     let catalog = digest_streamed(&args.file, profile)?;
-    let text = if args.json {
-        render_json(&catalog)
+    if args.json {
+        write_stdout_with(|out| write_json(&catalog, out))?;
     } else {
-        render_text(&catalog)
-    };
-    write_stdout(text)?;
+        write_stdout(render_text(&catalog))?;
+    }
     Ok(Verdict::Pass)
 }
 
@@ -51,35 +50,31 @@ fn digest_file_in_chunks(path: &Path, profile: Profile) -> Result<Option<Catalog
     }
 }
 
-/// `{"label": LABEL, "tools": {KEY: DIGEST, …}, "catalog": DIGEST}` on one line, written into
-/// one buffer: 10,000 tools make a megabyte of output. Strings are escaped as RFC 8785 does,
-/// which for these texts (printable ASCII keys, a profile label) is also serde_json's.
-fn render_json(catalog: &CatalogDigest) -> Vec<u8> {
-    let tools = catalog.tools();
-    let mut out = Vec::with_capacity(
-        tools
-            .keys()
-            .map(|key| key.as_str().len() + DIGEST_MEMBER_LEN)
-            .sum::<usize>()
-            + 256,
-    );
-    out.extend_from_slice(b"{\"label\":");
-    write_canonical_str(catalog.profile().label(), &mut out);
-    out.extend_from_slice(b",\"tools\":{");
-    for (index, (key, digest)) in tools.iter().enumerate() {
+/// `{"label": LABEL, "tools": {KEY: DIGEST, …}, "catalog": DIGEST}` on one line, written as
+/// it is made: 10,000 tools make a megabyte of output, which is not held whole. Strings are
+/// escaped as RFC 8785 does, which for these texts (printable ASCII keys, a profile label) is
+/// also serde_json's.
+fn write_json(catalog: &CatalogDigest, out: &mut impl Write) -> std::io::Result<()> {
+    let mut text = Vec::with_capacity(256);
+    text.extend_from_slice(b"{\"label\":");
+    write_canonical_str(catalog.profile().label(), &mut text);
+    text.extend_from_slice(b",\"tools\":{");
+    for (index, (key, digest)) in catalog.tools().iter().enumerate() {
         if index > 0 {
-            out.push(b',');
+            text.push(b',');
         }
-        write_canonical_str(key.as_str(), &mut out);
-        // Writing to a Vec cannot fail.
-        let _ = write!(out, ":\"{digest}\"");
+        write_canonical_str(key.as_str(), &mut text);
+        text.extend_from_slice(b":\"");
+        text.extend_from_slice(digest.text().as_bytes());
+        text.push(b'"');
+        out.write_all(&text)?;
+        text.clear();
     }
-    let _ = writeln!(out, "}},\"catalog\":\"{}\"}}", catalog.catalog());
-    out
+    text.extend_from_slice(b"},\"catalog\":\"");
+    text.extend_from_slice(catalog.catalog().text().as_bytes());
+    text.extend_from_slice(b"\"}\n");
+    out.write_all(&text)
 }
-
-/// The bytes a tool's member takes after its key: `:"sha256:<64 hex>"` and a comma.
-const DIGEST_MEMBER_LEN: usize = ":\"sha256:\"".len() + 64 + ",".len();
 
 /// `DIGEST  KEY` lines, a note on folded keys, and the catalog line.
 fn render_text(catalog: &CatalogDigest) -> Vec<u8> {
