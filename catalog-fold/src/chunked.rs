@@ -6,7 +6,7 @@
 //! between are read element by element from a window of about a chunk, each by a reader of its
 //! own, digested and keyed. A large array is read in two parts on two threads, the second
 //! starting at a guessed element that the first must arrive at exactly (as the in-memory path
-//! does); each part sorts its own keys, so that the fold after the join merges two sorted runs.
+//! does); each part sorts its own keys, so that after the join two sorted runs are merged.
 //!
 //! Only the tools are read here. The rest of the document is judged by the in-memory path
 //! itself: it reads the beginning and the end with the tools array replaced by one made-up tool
@@ -353,6 +353,9 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
                 Run::Closed(end) => Ok(Some((tools, end))),
                 Run::Joined => Ok(later?.map(|(rest, end)| {
                     tools.extend(rest);
+                    // Two sorted runs: the stable sort finds them and merges them in one pass
+                    // (the fold's own sort then finds the whole sorted, also in one pass).
+                    tools.sort();
                     (tools, end)
                 })),
                 Run::Stopped | Run::Judge => Ok(None),
