@@ -101,14 +101,8 @@ fn main() {
     println!("| phase | first round ms | later rounds: median ms | min ms |");
     println!("|---|--:|--:|--:|");
     for (index, phase) in PHASES.iter().enumerate() {
-        let mut later: Vec<Duration> = times[1..].iter().map(|round| round[index]).collect();
-        later.sort();
-        println!(
-            "| {phase} | {:.2} | {:.2} | {:.2} |",
-            millis(times[0][index]),
-            millis(later[later.len() / 2]),
-            millis(later[0]),
-        );
+        let column: Vec<Duration> = times.iter().map(|round| round[index]).collect();
+        print_row(phase, &column);
     }
     println!();
     println!("| in the same process | first round ms | later rounds: median ms | min ms |");
@@ -122,16 +116,21 @@ fn main() {
         ("serde_json IgnoredAny (not strict, nothing kept)", ignored),
         ("SHA-256 of the bytes", sha256),
     ] {
-        let (first, mut later) = (times[0], times[1..].to_vec());
-        later.sort();
-        println!(
-            "| {what} | {:.2} | {:.2} | {:.2} |",
-            millis(first),
-            millis(later[later.len() / 2]),
-            millis(later[0]),
-        );
+        print_row(what, &times);
     }
     println!("catalog {}", catalog.unwrap());
+}
+
+/// One table row: the first round, and the median and minimum of the later ones.
+fn print_row(what: &str, times: &[Duration]) {
+    let mut later = times[1..].to_vec();
+    later.sort();
+    println!(
+        "| {what} | {:.2} | {:.2} | {:.2} |",
+        millis(times[0]),
+        millis(later[later.len() / 2]),
+        millis(later[0]),
+    );
 }
 
 /// How long each of `rounds` runs of `work` took.

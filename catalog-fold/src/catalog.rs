@@ -85,8 +85,8 @@ impl CatalogDigest {
         Ok(Self::from_keyed(entries, profile))
     }
 
-    /// Folds tools already keyed ([`streamed_entry`]), in any order; runs already sorted are
-    /// merged, not sorted again.
+    /// Folds tools already keyed ([`streamed_entry`]), in any order (entries already sorted
+    /// are found so in one pass).
     pub(crate) fn from_keyed(entries: Vec<(ToolKey, Digest)>, profile: Profile) -> CatalogDigest {
         CatalogDigest {
             profile,

@@ -320,8 +320,8 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
                         }
                     })?;
                     let mut closed = run.closed(tools);
-                    // Each part is sorted on its own thread, so that the fold after the join
-                    // only merges the two.
+                    // Each part is sorted on its own thread, so that after the join the two
+                    // are only merged.
                     if let Some((tools, _)) = &mut closed {
                         tools.sort_unstable();
                     }
