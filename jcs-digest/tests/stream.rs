@@ -226,6 +226,33 @@ fn member_order_and_large_objects_agree_with_the_tree() {
     );
 }
 
+/// A repeated name is found wherever it falls around the switch from comparing with each
+/// earlier name to a set of them (at 16 members): the second member, the 15th, 16th and 17th,
+/// and the 40th, nested one level down, with the offset of the repeat and its pointer.
+#[test]
+fn a_repeated_name_is_found_before_at_and_after_the_switch_to_a_set() {
+    for distinct in [1, 14, 15, 16, 39] {
+        for repeated in [0, distinct - 1] {
+            let names: Vec<String> = (0..distinct).map(|i| format!("\"n{i:02}\":{i}")).collect();
+            let head = format!("{{\"outer\":{{{},", names.join(","));
+            let input = format!("{head}\"n{repeated:02}\":true}}}}");
+            let error = agreed(input.as_bytes()).unwrap_err();
+            assert_eq!(
+                error.kind(),
+                &StrictJsonErrorKind::DuplicateMember {
+                    pointer: "/outer".to_owned(),
+                    name: format!("n{repeated:02}"),
+                },
+                "{input}"
+            );
+            assert_eq!(error.offset(), head.len(), "{input}");
+        }
+        // The same members without the repeat are accepted.
+        let names: Vec<String> = (0..distinct).map(|i| format!("\"n{i:02}\":{i}")).collect();
+        agreed(format!("{{\"outer\":{{{}}}}}", names.join(",")).as_bytes()).unwrap();
+    }
+}
+
 /// A document of many top-level array elements is handed to the hasher in pieces; the digest
 /// is still the one of the whole canonical text.
 /// Names and strings taken from the input as they stand (printable ASCII without escapes)

@@ -2,8 +2,6 @@
 //! canonically), member names and their duplicates, scalars, sorting at the closing brace, and
 //! errors with the tree reader's pointers.
 
-use std::collections::HashSet;
-
 use sha2::{Digest as _, Sha256};
 
 use super::{
@@ -231,10 +229,11 @@ impl StreamReader<'_> {
             Name::decoded(&self.name_text, start, self.name_text.len())
         };
         let index = self.names.len();
-        if let Some(duplicate) = self.check_duplicate(&name) {
+        if self.is_duplicate(&name) {
+            let texts = NameTexts::new(input, &self.name_text);
             let kind = StrictJsonErrorKind::DuplicateMember {
                 pointer: self.pointer(true),
-                name: duplicate,
+                name: String::from_utf8_lossy(name.bytes(texts)).into_owned(),
             };
             return Err(self.error(kind, name_offset));
         }
@@ -273,32 +272,48 @@ impl StreamReader<'_> {
         Ok(index)
     }
 
-    /// Whether the innermost object already holds `name`: the name, decoded, if it does.
-    fn check_duplicate(&mut self, name: &Name) -> Option<String> {
-        let texts = NameTexts::new(self.input, &self.name_text);
-        let frame = self.stack.last_mut()?;
+    /// Whether the innermost object already holds `name`.
+    #[inline]
+    fn is_duplicate(&mut self, name: &Name) -> bool {
+        let Some(frame) = self.stack.last() else {
+            return false;
+        };
         let earlier = &self.names[frame.names_start..];
-        let bytes = name.bytes(texts);
-        let duplicate = || Some(String::from_utf8_lossy(bytes).into_owned());
-        if let Some(seen) = &mut frame.seen {
-            return if seen.insert(bytes.into()) {
-                None
-            } else {
-                duplicate()
-            };
+        if earlier.is_empty() {
+            // The object's first name.
+            return false;
         }
-        if earlier.iter().any(|other| other.same(name, texts)) {
-            return duplicate();
+        if frame.seen.is_none() && earlier.len() + 1 < LINEAR_DUPLICATE_SCAN {
+            let texts = NameTexts::new(self.input, &self.name_text);
+            return earlier.iter().any(|other| other.same(name, texts));
         }
-        if earlier.len() + 1 >= LINEAR_DUPLICATE_SCAN {
-            let mut seen: HashSet<Box<[u8]>> = earlier
-                .iter()
-                .map(|other| other.bytes(texts).into())
-                .collect();
-            seen.insert(bytes.into());
-            frame.seen = Some(seen);
-        }
-        None
+        self.is_duplicate_in_set(name)
+    }
+
+    /// [`is_duplicate`](Self::is_duplicate) for an object with [`LINEAR_DUPLICATE_SCAN`]
+    /// names or more: checked against (and added to) the set of its names, made on the way.
+    #[cold]
+    fn is_duplicate_in_set(&mut self, name: &Name) -> bool {
+        let texts = NameTexts::new(self.input, &self.name_text);
+        let Some(frame) = self.stack.last_mut() else {
+            return false;
+        };
+        let earlier = &self.names[frame.names_start..];
+        let seen = match &mut frame.seen {
+            Some(seen) => seen,
+            None => {
+                if earlier.iter().any(|other| other.same(name, texts)) {
+                    return true;
+                }
+                frame.seen.insert(
+                    earlier
+                        .iter()
+                        .map(|other| other.bytes(texts).into())
+                        .collect(),
+                )
+            }
+        };
+        !seen.insert(name.bytes(texts).into())
     }
 
     /// Reads a string, number or literal at `self.pos`.

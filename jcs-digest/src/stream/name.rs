@@ -52,9 +52,17 @@ impl Name {
 
     fn new(text: &[u8], start: usize, end: usize, decoded: bool) -> Name {
         let bytes = text.get(start..end).unwrap_or_default();
-        let prefix = match bytes.first_chunk::<8>() {
-            Some(head) => u64::from_be_bytes(*head),
-            None => {
+        // A short name's prefix is read as eight bytes from its start, those past its end masked
+        // off, when the text holds eight there (in the input, the closing quote and what
+        // follows): one load instead of a loop over its bytes.
+        let ahead = text.get(start..).and_then(<[u8]>::first_chunk::<8>);
+        let prefix = match (bytes.first_chunk::<8>(), ahead) {
+            (Some(head), _) => u64::from_be_bytes(*head),
+            // Fewer than eight bytes: keep the first `len` of the eight (none: the mask is 0).
+            (None, Some(ahead)) => {
+                u64::from_be_bytes(*ahead) & !(u64::MAX >> (8 * bytes.len() as u32))
+            }
+            (None, None) => {
                 let short = bytes.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
                 // Fewer than eight bytes; none (the empty name) would shift by 64.
                 let pad = 8 * (8 - bytes.len() as u32);
@@ -89,6 +97,7 @@ impl Name {
     }
 
     /// The RFC 8785 order of the two names.
+    #[inline]
     pub(super) fn cmp(&self, other: &Name, texts: NameTexts<'_>) -> Ordering {
         if self.orders && other.orders && self.prefix != other.prefix {
             return self.prefix.cmp(&other.prefix);
