@@ -273,7 +273,6 @@ impl StreamReader<'_> {
     }
 
     /// Whether the innermost object already holds `name`.
-    #[inline]
     fn is_duplicate(&mut self, name: &Name) -> bool {
         let Some(frame) = self.stack.last() else {
             return false;
