@@ -192,8 +192,9 @@ impl StreamReader<'_> {
     /// Rewrites the members of `object` (everything after its `{` in `out`) in RFC 8785 order.
     fn sort_members(&mut self, object: &CanonicalObject, out: &mut Vec<u8>) {
         let texts = NameTexts::new(self.input, &self.name_text);
+        let names = &self.names;
         let spans = &mut self.spans[object.spans_start..];
-        spans.sort_unstable_by(|a, b| a.name.cmp(&b.name, texts));
+        spans.sort_unstable_by(|a, b| names[a.name].cmp(&names[b.name], texts));
         self.scratch.clear();
         for (index, span) in spans.iter().enumerate() {
             if index > 0 {
@@ -216,38 +217,46 @@ impl StreamReader<'_> {
         }
         let name_offset = self.pos;
         let input = self.input;
+        // The name is written straight into `names`. Built on the machine stack and copied in,
+        // it was read back with wide loads right after its narrow stores, which the processor
+        // cannot forward: a stall on every name (BENCHMARKS.md, "Link-time optimization, and
+        // names read back before their stores landed").
+        let index = self.names.len();
         // A name of printable ASCII without escapes (the rule) is its own text in the input.
         let plain_end = scan::next_string_stop(input, name_offset + 1);
-        let name = if input.get(plain_end) == Some(&b'"') {
+        if input.get(plain_end) == Some(&b'"') {
             self.pos = plain_end + 1;
-            Name::in_input(input, name_offset + 1, plain_end)
+            self.names
+                .push(Name::in_input(input, name_offset + 1, plain_end));
         } else {
             let start = self.name_text.len();
             let mut decoded = Utf8(&mut self.name_text);
             lexer::string_bytes(input, &mut self.pos, plain_end, &mut decoded)
                 .map_err(|error| self.lex_error(error, true))?;
-            Name::decoded(&self.name_text, start, self.name_text.len())
-        };
-        let index = self.names.len();
-        if self.is_duplicate(&name) {
+            self.names
+                .push(Name::decoded(&self.name_text, start, self.name_text.len()));
+        }
+        if self.is_duplicate(index) {
             let texts = NameTexts::new(input, &self.name_text);
+            let name = String::from_utf8_lossy(self.names[index].bytes(texts)).into_owned();
+            self.names.truncate(index);
             let kind = StrictJsonErrorKind::DuplicateMember {
                 pointer: self.pointer(true),
-                name: String::from_utf8_lossy(name.bytes(texts)).into_owned(),
+                name,
             };
             return Err(self.error(kind, name_offset));
         }
-        self.names.push(name);
         let texts = NameTexts::new(input, &self.name_text);
         if let Some(frame) = self.stack.last_mut() {
             if CANONICAL {
+                let name = &self.names[index];
                 if let (Some(object), Some(previous)) = (&mut frame.canonical, frame.current) {
-                    if self.names[previous].cmp(&name, texts).is_ge() {
+                    if self.names[previous].cmp(name, texts).is_ge() {
                         object.in_order = false;
                     }
                 }
                 self.spans.push(Span {
-                    name,
+                    name: index,
                     start: out.len(),
                     end: out.len(),
                 });
@@ -272,12 +281,17 @@ impl StreamReader<'_> {
         Ok(index)
     }
 
-    /// Whether the innermost object already holds `name`.
-    fn is_duplicate(&mut self, name: &Name) -> bool {
+    /// Whether the innermost object held the name at `index` (its newest) before it.
+    fn is_duplicate(&mut self, index: usize) -> bool {
         let Some(frame) = self.stack.last() else {
             return false;
         };
-        let earlier = &self.names[frame.names_start..];
+        let (Some(earlier), Some(name)) = (
+            self.names.get(frame.names_start..index),
+            self.names.get(index),
+        ) else {
+            return false;
+        };
         if earlier.is_empty() {
             // The object's first name.
             return false;
@@ -286,18 +300,23 @@ impl StreamReader<'_> {
             let texts = NameTexts::new(self.input, &self.name_text);
             return earlier.iter().any(|other| other.same(name, texts));
         }
-        self.is_duplicate_in_set(name)
+        self.is_duplicate_in_set(index)
     }
 
     /// [`is_duplicate`](Self::is_duplicate) for an object with [`LINEAR_DUPLICATE_SCAN`]
     /// names or more: checked against (and added to) the set of its names, made on the way.
     #[cold]
-    fn is_duplicate_in_set(&mut self, name: &Name) -> bool {
+    fn is_duplicate_in_set(&mut self, index: usize) -> bool {
         let texts = NameTexts::new(self.input, &self.name_text);
         let Some(frame) = self.stack.last_mut() else {
             return false;
         };
-        let earlier = &self.names[frame.names_start..];
+        let (Some(earlier), Some(name)) = (
+            self.names.get(frame.names_start..index),
+            self.names.get(index),
+        ) else {
+            return false;
+        };
         let seen = match &mut frame.seen {
             Some(seen) => seen,
             None => {

@@ -140,9 +140,9 @@ struct CanonicalObject {
 }
 
 /// One member of a canonical object in the output: `"name":value`, without the comma; `name`
-/// is its decoded name.
+/// is the index of its decoded name in `StreamReader::names`.
 struct Span {
-    name: Name,
+    name: usize,
     start: usize,
     end: usize,
 }
