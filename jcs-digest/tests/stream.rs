@@ -232,8 +232,8 @@ fn member_order_and_large_objects_agree_with_the_tree() {
 #[test]
 fn a_repeated_name_is_found_before_at_and_after_the_switch_to_a_set() {
     for distinct in [1, 14, 15, 16, 39] {
+        let names: Vec<String> = (0..distinct).map(|i| format!("\"n{i:02}\":{i}")).collect();
         for repeated in [0, distinct - 1] {
-            let names: Vec<String> = (0..distinct).map(|i| format!("\"n{i:02}\":{i}")).collect();
             let head = format!("{{\"outer\":{{{},", names.join(","));
             let input = format!("{head}\"n{repeated:02}\":true}}}}");
             let error = agreed(input.as_bytes()).unwrap_err();
@@ -248,7 +248,6 @@ fn a_repeated_name_is_found_before_at_and_after_the_switch_to_a_set() {
             assert_eq!(error.offset(), head.len(), "{input}");
         }
         // The same members without the repeat are accepted.
-        let names: Vec<String> = (0..distinct).map(|i| format!("\"n{i:02}\":{i}")).collect();
         agreed(format!("{{\"outer\":{{{}}}}}", names.join(",")).as_bytes()).unwrap();
     }
 }

@@ -286,10 +286,11 @@ impl StreamReader<'_> {
         let Some(frame) = self.stack.last() else {
             return false;
         };
-        let (Some(earlier), Some(name)) = (
-            self.names.get(frame.names_start..index),
-            self.names.get(index),
-        ) else {
+        let Some((name, earlier)) = self
+            .names
+            .get(frame.names_start..=index)
+            .and_then(<[Name]>::split_last)
+        else {
             return false;
         };
         if earlier.is_empty() {
@@ -311,10 +312,11 @@ impl StreamReader<'_> {
         let Some(frame) = self.stack.last_mut() else {
             return false;
         };
-        let (Some(earlier), Some(name)) = (
-            self.names.get(frame.names_start..index),
-            self.names.get(index),
-        ) else {
+        let Some((name, earlier)) = self
+            .names
+            .get(frame.names_start..=index)
+            .and_then(<[Name]>::split_last)
+        else {
             return false;
         };
         let seen = match &mut frame.seen {
