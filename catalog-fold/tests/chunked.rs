@@ -1,7 +1,8 @@
 //! `digest_in_chunks` beyond what `support::read_both` checks on every document: the depth
 //! limit at each of the three places a tools array can be, documents whose tools array the
 //! chunked path cannot tell apart from another, a real file, a source shorter than it said,
-//! read errors, keys shared by the two parts, and tools without a key.
+//! read errors, keys shared by the two parts, a second part guessed inside a tool, and tools
+//! without a key.
 
 use std::io;
 
@@ -226,5 +227,37 @@ fn a_tool_without_a_key_in_either_part_is_left_to_the_in_memory_path() {
                 "tool #{at}, chunk {chunk}"
             );
         }
+    }
+}
+
+/// 120 tools, each holding objects that look like the start of a tool (`},{"name": …` inside
+/// a nested array), in a document that small windows read in two parts: a second part whose
+/// guessed start lands inside a tool counts for nothing (the first part goes past its start
+/// and reads on alone), and the digests are the whole document's. Were such a part counted,
+/// the digests would not be these: its decoys (named `decoy…`, no tool's name) would be read
+/// as tools, and its run would end at a nested array's `]`.
+#[test]
+fn a_second_part_guessed_inside_a_tool_counts_for_nothing() {
+    let tools: Vec<serde_json::Value> = (0..120)
+        .map(|i| {
+            json!({
+                "name": format!("t{i}"),
+                "inputSchema": {"anyOf": [{"a": i}, {"name": format!("decoy{i}")}, {"name": "decoy"}]},
+            })
+        })
+        .collect();
+    let text = serde_json::to_string(&tools).unwrap();
+    assert_eq!(text.matches(r#"},{"name":"decoy"#).count(), 240);
+    let whole = CatalogDigest::from_document(text.as_bytes(), Profile::Trace).unwrap();
+    let mut names: Vec<String> = (0..120).map(|i| format!("tool:t{i}")).collect();
+    names.sort();
+    let keys: Vec<&str> = whole.tools().keys().map(|key| key.as_str()).collect();
+    assert_eq!(keys, names);
+    for chunk in [1, 3, 16, 64, 500, 1500] {
+        assert_eq!(
+            chunked(text.as_bytes(), Profile::Trace, chunk),
+            Chunked::Digest(whole.clone()),
+            "chunk {chunk}"
+        );
     }
 }
