@@ -253,7 +253,7 @@ fn a_second_part_guessed_inside_a_tool_counts_for_nothing() {
     names.sort();
     let keys: Vec<&str> = whole.tools().keys().map(|key| key.as_str()).collect();
     assert_eq!(keys, names);
-    for chunk in [1, 3, 16, 64, 500, 1500] {
+    for chunk in CHUNKS.into_iter().chain([64, 500, 1500]) {
         assert_eq!(
             chunked(text.as_bytes(), Profile::Trace, chunk),
             Chunked::Digest(whole.clone()),
