@@ -151,9 +151,10 @@ fn folded_lines(per_key: &[(ToolKey, Digest)], label: &str) -> (String, Option<D
         lines.sort_by(|a, b| a.0.cmp(b.0));
         Some(overflow)
     };
-    let mut text = String::new();
+    let mut text = Vec::new();
     push_lines(&mut text, lines.iter().copied());
-    (text, overflow)
+    // Keys and digests are text, so the lines are too: the fallback is never taken.
+    (String::from_utf8(text).unwrap_or_default(), overflow)
 }
 
 /// The overflow rule's digest: SHA-256 over `"<label>.overflow\n"` and the `key=digest` lines
@@ -163,20 +164,20 @@ fn overflow_digest(label: &str, overflowed: &[(ToolKey, Digest)]) -> Digest {
     /// Text is handed to the hasher in pieces of about this size.
     const PIECE: usize = 16 * 1024;
     let mut hasher = Sha256::new();
-    let mut piece = String::with_capacity(PIECE + 256);
-    piece.push_str(label);
-    piece.push_str(".overflow\n");
+    let mut piece = Vec::with_capacity(PIECE + 256);
+    piece.extend_from_slice(label.as_bytes());
+    piece.extend_from_slice(b".overflow\n");
     for (index, (key, digest)) in overflowed.iter().enumerate() {
         if index > 0 {
-            piece.push('\n');
+            piece.push(b'\n');
         }
         push_line(&mut piece, key.as_str(), *digest);
         if piece.len() >= PIECE {
-            hasher.update(piece.as_bytes());
+            hasher.update(&piece);
             piece.clear();
         }
     }
-    hasher.update(piece.as_bytes());
+    hasher.update(&piece);
     Digest::from_bytes(hasher.finalize().into())
 }
 
@@ -184,7 +185,7 @@ fn overflow_digest(label: &str, overflowed: &[(ToolKey, Digest)]) -> Digest {
 const LINE_TAIL_LEN: usize = "=sha256:".len() + 64 + "\n".len();
 
 /// Appends `key=digest` lines joined by `\n`, no trailing newline.
-fn push_lines<'a>(text: &mut String, lines: impl Iterator<Item = (&'a str, Digest)> + Clone) {
+fn push_lines<'a>(text: &mut Vec<u8>, lines: impl Iterator<Item = (&'a str, Digest)> + Clone) {
     // Reserved at once (up to 501 lines of about 100 bytes), not doubled and copied.
     text.reserve(
         lines
@@ -194,15 +195,16 @@ fn push_lines<'a>(text: &mut String, lines: impl Iterator<Item = (&'a str, Diges
     );
     for (index, (key, digest)) in lines.enumerate() {
         if index > 0 {
-            text.push('\n');
+            text.push(b'\n');
         }
         push_line(text, key, digest);
     }
 }
 
-/// Appends one `key=digest` line, without a newline.
-fn push_line(text: &mut String, key: &str, digest: Digest) {
-    text.push_str(key);
-    text.push('=');
-    text.push_str(digest.text().as_str());
+/// Appends one `key=digest` line, without a newline. Bytes, not a `String`: a digest's text
+/// is then copied as it is, not checked again as UTF-8 ten thousand times.
+fn push_line(text: &mut Vec<u8>, key: &str, digest: Digest) {
+    text.extend_from_slice(key.as_bytes());
+    text.push(b'=');
+    text.extend_from_slice(digest.text().as_bytes());
 }

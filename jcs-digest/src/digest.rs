@@ -50,15 +50,30 @@ impl Digest {
     /// assert_eq!(digest.text().as_str(), digest.to_string());
     /// ```
     pub fn text(&self) -> DigestText {
-        const HEX: &[u8; 16] = b"0123456789abcdef";
         let mut text = [0u8; TEXT_LEN];
-        text[..PREFIX.len()].copy_from_slice(PREFIX.as_bytes());
-        for (i, byte) in self.0.iter().enumerate() {
-            text[PREFIX.len() + 2 * i] = HEX[usize::from(byte >> 4)];
-            text[PREFIX.len() + 2 * i + 1] = HEX[usize::from(byte & 0xF)];
+        let (prefix, hex) = text.split_at_mut(PREFIX.len());
+        prefix.copy_from_slice(PREFIX.as_bytes());
+        // One lookup per byte, not two nibbles with an index each: a fifth of the time
+        // (BENCHMARKS.md, "The serial ends of a two-part digest").
+        for (pair, byte) in hex.chunks_exact_mut(2).zip(self.0) {
+            pair.copy_from_slice(&HEX_PAIRS[usize::from(byte)]);
         }
         DigestText(text)
     }
+}
+
+/// Each byte's two lowercase hexadecimal characters.
+static HEX_PAIRS: [[u8; 2]; 256] = hex_pairs();
+
+const fn hex_pairs() -> [[u8; 2]; 256] {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut pairs = [[0u8; 2]; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        pairs[byte] = [HEX[byte >> 4], HEX[byte & 0xF]];
+        byte += 1;
+    }
+    pairs
 }
 
 /// The length of a digest's text: `sha256:` and 64 hexadecimal characters.
