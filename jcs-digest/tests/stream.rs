@@ -226,13 +226,21 @@ fn member_order_and_large_objects_agree_with_the_tree() {
     );
 }
 
-/// A repeated name is found wherever it falls around the switch from comparing with each
-/// earlier name to a set of them (at 16 members): the second member, the 15th, 16th and 17th,
-/// and the 40th, nested one level down, with the offset of the repeat and its pointer.
+/// A repeated name is found wherever it falls around the switch from members kept in order as
+/// they come to a set of names (at 16 members): the second member, the 15th, 16th and 17th,
+/// and the 40th, nested one level down, with the offset of the repeat and its pointer; the
+/// earlier names in order (each new member placed last) and in reverse order (each placed
+/// first), the repeat the least or the greatest of them.
 #[test]
 fn a_repeated_name_is_found_before_at_and_after_the_switch_to_a_set() {
-    for distinct in [1, 14, 15, 16, 39] {
-        let names: Vec<String> = (0..distinct).map(|i| format!("\"n{i:02}\":{i}")).collect();
+    for (distinct, reversed) in [1, 14, 15, 16, 39]
+        .into_iter()
+        .flat_map(|distinct| [(distinct, false), (distinct, true)])
+    {
+        let mut names: Vec<String> = (0..distinct).map(|i| format!("\"n{i:02}\":{i}")).collect();
+        if reversed {
+            names.reverse();
+        }
         for repeated in [0, distinct - 1] {
             let head = format!("{{\"outer\":{{{},", names.join(","));
             let input = format!("{head}\"n{repeated:02}\":true}}}}");

@@ -2,6 +2,8 @@
 //! canonically), member names and their duplicates, scalars, sorting at the closing brace, and
 //! errors with the tree reader's pointers.
 
+use std::cmp::Ordering;
+
 use sha2::{Digest as _, Sha256};
 
 use super::{
@@ -63,8 +65,8 @@ impl StreamReader<'_> {
                 };
                 frame.count += 1;
                 if frame.object {
-                    if CANONICAL {
-                        if let Some(span) = self.spans.last_mut() {
+                    if let Some(object) = &frame.canonical {
+                        if let Some(span) = self.spans.get_mut(object.member) {
                             span.end = out.len();
                         }
                     }
@@ -145,7 +147,9 @@ impl StreamReader<'_> {
         let canonical = (CANONICAL && object).then_some(CanonicalObject {
             open_at: out.len(),
             spans_start: self.spans.len(),
+            member: self.spans.len(),
             in_order: true,
+            sorted: true,
         });
         if CANONICAL {
             out.push(if object { b'{' } else { b'[' });
@@ -194,7 +198,9 @@ impl StreamReader<'_> {
         let texts = NameTexts::new(self.input, &self.name_text);
         let names = &self.names;
         let spans = &mut self.spans[object.spans_start..];
-        spans.sort_unstable_by(|a, b| names[a.name].cmp(&names[b.name], texts));
+        if !object.sorted {
+            spans.sort_unstable_by(|a, b| names[a.name].cmp(&names[b.name], texts));
+        }
         self.scratch.clear();
         for (index, span) in spans.iter().enumerate() {
             if index > 0 {
@@ -236,7 +242,12 @@ impl StreamReader<'_> {
             self.names
                 .push(Name::decoded(&self.name_text, start, self.name_text.len()));
         }
-        if self.is_duplicate(index) {
+        let duplicate = if CANONICAL {
+            self.place_member(index, out.len())
+        } else {
+            self.is_duplicate(index)
+        };
+        if duplicate {
             let texts = NameTexts::new(input, &self.name_text);
             let name = String::from_utf8_lossy(self.names[index].bytes(texts)).into_owned();
             self.names.truncate(index);
@@ -250,16 +261,6 @@ impl StreamReader<'_> {
         if let Some(frame) = self.stack.last_mut() {
             if CANONICAL {
                 let name = &self.names[index];
-                if let (Some(object), Some(previous)) = (&mut frame.canonical, frame.current) {
-                    if self.names[previous].cmp(name, texts).is_ge() {
-                        object.in_order = false;
-                    }
-                }
-                self.spans.push(Span {
-                    name: index,
-                    start: out.len(),
-                    end: out.len(),
-                });
                 // Every escape is longer than what it decodes to, so a name as long as its
                 // decoded text has none, and its raw bytes are already canonical.
                 let raw = &input[name_offset..self.pos];
@@ -279,6 +280,65 @@ impl StreamReader<'_> {
         }
         self.pos += 1;
         Ok(index)
+    }
+
+    /// Records the member of the innermost (canonical) object whose name is at `index` (its
+    /// newest) and whose bytes start at `start` in the output; returns whether the object
+    /// already held the name.
+    ///
+    /// Below [`LINEAR_DUPLICATE_SCAN`] members, the spans are kept in RFC 8785 order as they
+    /// come: the new one is compared from the greatest down until its place is found, and an
+    /// equal name on the way is a duplicate. One walk finds both, and the object needs no sort
+    /// when it closes. Beyond that, a member is appended, its name checked against the set of
+    /// names (`is_duplicate`), and the object is sorted at its closing brace if it must be.
+    fn place_member(&mut self, index: usize, start: usize) -> bool {
+        let Some(frame) = self.stack.last() else {
+            return false;
+        };
+        let Some(object) = &frame.canonical else {
+            return self.is_duplicate(index);
+        };
+        let texts = NameTexts::new(self.input, &self.name_text);
+        let names = &self.names;
+        let Some(name) = names.get(index) else {
+            return false;
+        };
+        let spans = self.spans.get(object.spans_start..).unwrap_or_default();
+        let (member, in_order, sorted) = if object.sorted && spans.len() + 1 < LINEAR_DUPLICATE_SCAN
+        {
+            let mut place = spans.len();
+            while let Some(before) = place.checked_sub(1) {
+                match names[spans[before].name].cmp(name, texts) {
+                    Ordering::Greater => place = before,
+                    Ordering::Equal => return true,
+                    Ordering::Less => break,
+                }
+            }
+            (object.spans_start + place, place == spans.len(), true)
+        } else {
+            // The last span holds the greatest name when the spans are sorted.
+            let greater = spans
+                .last()
+                .is_none_or(|last| names[last.name].cmp(name, texts).is_lt());
+            if self.is_duplicate(index) {
+                return true;
+            }
+            (self.spans.len(), greater, greater)
+        };
+        self.spans.insert(
+            member,
+            Span {
+                name: index,
+                start,
+                end: start,
+            },
+        );
+        if let Some(object) = self.stack.last_mut().and_then(|f| f.canonical.as_mut()) {
+            object.member = member;
+            object.in_order &= in_order;
+            object.sorted &= sorted;
+        }
+        false
     }
 
     /// Whether the innermost object held the name at `index` (its newest) before it.

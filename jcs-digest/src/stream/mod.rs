@@ -7,8 +7,10 @@
 //! stack, so nesting is bounded by the depth limit alone, never by the call stack.
 //!
 //! Canonical objects are the one thing that needs a buffer: members are written in input
-//! order, each as one span of the output, and only when the names arrived out of RFC 8785
-//! order are the spans copied once more, sorted, at the closing brace. Member names of the
+//! order, each as one span of the output. The spans are kept in RFC 8785 order as the names
+//! arrive (the same comparisons find a repeated name), or for an object of many members sorted
+//! at the closing brace; only when the names arrived out of order are the spans copied once
+//! more, in order, at the closing brace. Member names of the
 //! open objects are kept (decoded) for duplicate detection, sorting and error pointers; they
 //! are dropped when their object closes.
 //!
@@ -128,15 +130,19 @@ struct Frame {
     current: Option<usize>,
     /// Objects past [`LINEAR_DUPLICATE_SCAN`] members: every name so far.
     seen: Option<HashSet<Box<[u8]>>>,
-    /// Canonical objects: where `{` is in the output, the first of their spans, and whether
-    /// the names so far are in RFC 8785 order.
+    /// Canonical objects: where `{` is in the output, their spans, and how they are ordered.
     canonical: Option<CanonicalObject>,
 }
 
 struct CanonicalObject {
     open_at: usize,
     spans_start: usize,
+    /// The span of the member being read (not the last one when members are kept in order).
+    member: usize,
+    /// Whether every member came after those before it (nothing to rewrite at the close).
     in_order: bool,
+    /// Whether the spans are in RFC 8785 order (nothing to sort at the close).
+    sorted: bool,
 }
 
 /// One member of a canonical object in the output: `"name":value`, without the comma; `name`
