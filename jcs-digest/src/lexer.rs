@@ -202,6 +202,7 @@ pub(crate) fn string_bytes<S: ByteSink>(
 
 /// The length of the valid UTF-8 sequence (RFC 3629: no overlong forms, no surrogates,
 /// nothing above U+10FFFF) whose lead byte, at least 0x80, is at `at`; `None` if invalid.
+#[inline]
 fn utf8_sequence(input: &[u8], at: usize) -> Option<usize> {
     let (len, low, high) = match input.get(at)? {
         0xC2..=0xDF => (2, 0x80, 0xBF),
