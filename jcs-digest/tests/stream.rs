@@ -226,6 +226,42 @@ fn member_order_and_large_objects_agree_with_the_tree() {
     );
 }
 
+/// Objects out of order inside objects out of order are rewritten once no object is open (or
+/// once many are pending): nested a hundred deep, each level's members in reverse order and
+/// some levels in order; side by side with objects in order and arrays between them; and
+/// thousands of them inside one open object, so that they are rewritten before it closes.
+#[test]
+fn objects_out_of_order_at_every_depth_are_rewritten_right() {
+    // Level i: {"z":<level i+1>,"m":[i],"a":i}, every third level in order instead.
+    let (mut input, mut expected) = ("0".to_owned(), "0".to_owned());
+    for level in (0..100).rev() {
+        if level % 3 == 0 {
+            input = format!(r#"{{"a": {level}, "m": [{level}], "z": {input}}}"#);
+        } else {
+            input = format!(r#"{{"z": {input}, "m": [{level}], "a": {level}}}"#);
+        }
+        expected = format!(r#"{{"a":{level},"m":[{level}],"z":{expected}}}"#);
+    }
+    assert_eq!(agreed(input.as_bytes()).unwrap(), expected.as_bytes());
+
+    let input = r#"[{"d": {"y": {"q": 1, "p": [{"k": 2, "j": 3}]}, "x": 4}, "c": 5}, {"b": 6, "a": 7}, {"e": 8}]"#;
+    let expected = r#"[{"c":5,"d":{"x":4,"y":{"p":[{"j":3,"k":2}],"q":1}}},{"a":7,"b":6},{"e":8}]"#;
+    assert_eq!(agreed(input.as_bytes()).unwrap(), expected.as_bytes());
+
+    // 3,000 objects of two members each out of order (6,000 places pending) in one open object.
+    let element = r#"{"t": {"s": 1, "r": "é"}, "b": [true, {"f": null, "e": -0}]}"#;
+    let canonical = r#"{"b":[true,{"e":0,"f":null}],"t":{"r":"é","s":1}}"#;
+    let input = format!(
+        r#"{{"z": [{}], "a": {element}}}"#,
+        vec![element; 3_000].join(",")
+    );
+    let expected = format!(
+        r#"{{"a":{canonical},"z":[{}]}}"#,
+        vec![canonical; 3_000].join(",")
+    );
+    assert_eq!(agreed(input.as_bytes()).unwrap(), expected.as_bytes());
+}
+
 /// A repeated name is found wherever it falls around the switch from members kept in order as
 /// they come to a set of names (at 16 members): the second member, the 15th, 16th and 17th,
 /// and the 40th, nested one level down, with the offset of the repeat and its pointer; the
@@ -260,8 +296,6 @@ fn a_repeated_name_is_found_before_at_and_after_the_switch_to_a_set() {
     }
 }
 
-/// A document of many top-level array elements is handed to the hasher in pieces; the digest
-/// is still the one of the whole canonical text.
 /// Names and strings taken from the input as they stand (printable ASCII without escapes)
 /// and those decoded (an escape, a character outside ASCII) sort together, by RFC 8785 order,
 /// and are written alike.
@@ -275,6 +309,8 @@ fn plain_and_decoded_names_and_strings_side_by_side() {
     );
 }
 
+/// A document of many top-level array elements is handed to the hasher in pieces; the digest
+/// is still the one of the whole canonical text.
 #[test]
 fn long_arrays_are_hashed_in_pieces() {
     let element = r#"{"b": "é\u00e9", "a": [1.50, -0, 1e2]}"#;
