@@ -125,7 +125,7 @@ pub fn digest_in_chunks<R: ReadAt + ?Sized>(
         return Ok(Chunked::WholeDocument);
     };
     // Nothing before the array was dropped from the window: it starts at byte 0.
-    let prefix = window.buf[..window.pos - 1].to_vec();
+    let prefix = window.bytes()[..window.pos - 1].to_vec();
     let parts = Parts {
         source,
         len,
@@ -138,7 +138,7 @@ pub fn digest_in_chunks<R: ReadAt + ?Sized>(
     };
     let mut rest = Window::new(source, len, chunk, end);
     while rest.more()? {}
-    Ok(judge(&prefix, &rest.buf, tools, profile))
+    Ok(judge(&prefix, rest.bytes(), tools, profile))
 }
 
 /// Whether the in-memory path accepts the document around the tools that were read: the
@@ -381,7 +381,7 @@ impl<R: ReadAt + ?Sized> Parts<'_, R> {
             return Ok(None);
         }
         Ok(
-            guess_element_start(&window.buf, 0, TOOL_START).map(|start| {
+            guess_element_start(window.bytes(), 0, TOOL_START).map(|start| {
                 window.pos = start;
                 window
             }),
@@ -475,7 +475,11 @@ struct Window<'s, R: ?Sized> {
     /// Where reading stops: the source's length, or less if it turned out shorter.
     len: u64,
     chunk: usize,
+    /// The bytes read are `buf[..filled]`. The rest was written before and is kept as it is,
+    /// so that reading the next chunk into it needs no zeros written first (the whole file
+    /// would be zeroed once over, a chunk at a time).
     buf: Vec<u8>,
+    filled: usize,
     /// The source offset of `buf[0]`.
     base: u64,
     /// The cursor, in `buf`.
@@ -489,6 +493,7 @@ impl<'s, R: ReadAt + ?Sized> Window<'s, R> {
             len,
             chunk,
             buf: Vec::new(),
+            filled: 0,
             base: at.min(len),
             pos: 0,
         }
@@ -501,17 +506,24 @@ impl<'s, R: ReadAt + ?Sized> Window<'s, R> {
 
     /// The bytes from the cursor to the window's end.
     fn rest(&self) -> &[u8] {
-        self.buf.get(self.pos..).unwrap_or_default()
+        self.bytes().get(self.pos..).unwrap_or_default()
+    }
+
+    /// The bytes read, from the window's start.
+    fn bytes(&self) -> &[u8] {
+        &self.buf[..self.filled]
     }
 
     /// Drops what the cursor passed and reads more: a chunk, or as much as the window already
     /// holds if that is more (so that a value longer than the window is read again only a
     /// logarithmic number of times). Returns `false` at the end of the source.
     fn more(&mut self) -> io::Result<bool> {
-        self.buf.drain(..self.pos.min(self.buf.len()));
-        self.base += self.pos as u64;
+        let passed = self.pos.min(self.filled);
+        self.buf.copy_within(passed..self.filled, 0);
+        self.filled -= passed;
+        self.base += passed as u64;
         self.pos = 0;
-        let held = self.buf.len();
+        let held = self.filled;
         let left = self.len.saturating_sub(self.base + held as u64);
         let want = usize::try_from(left)
             .unwrap_or(usize::MAX)
@@ -519,21 +531,23 @@ impl<'s, R: ReadAt + ?Sized> Window<'s, R> {
         if want == 0 {
             return Ok(false);
         }
-        self.buf.resize(held + want, 0);
-        let mut filled = held;
-        while filled < self.buf.len() {
-            let read = self
-                .source
-                .read_at(&mut self.buf[filled..], self.base + filled as u64)?;
+        if self.buf.len() < held + want {
+            self.buf.resize(held + want, 0);
+        }
+        let end = held + want;
+        while self.filled < end {
+            let read = self.source.read_at(
+                &mut self.buf[self.filled..end],
+                self.base + self.filled as u64,
+            )?;
             if read == 0 {
                 break;
             }
-            filled += read;
+            self.filled += read;
         }
-        self.buf.truncate(filled);
-        if filled == held {
+        if self.filled == held {
             // The source ended before its length said: it ends here.
-            self.len = self.base + filled as u64;
+            self.len = self.base + held as u64;
             return Ok(false);
         }
         Ok(true)
@@ -547,7 +561,7 @@ impl<'s, R: ReadAt + ?Sized> Window<'s, R> {
                 self.pos += skip;
                 return Ok(Some(self.buf[self.pos]));
             }
-            self.pos = self.buf.len();
+            self.pos = self.filled;
             if !self.more()? {
                 return Ok(None);
             }
