@@ -226,12 +226,12 @@ fn member_order_and_large_objects_agree_with_the_tree() {
     );
 }
 
-/// Objects out of order inside objects out of order are rewritten once no object is open (or
-/// once many are pending): nested a hundred deep, each level's members in reverse order and
-/// some levels in order; side by side with objects in order and arrays between them; and
-/// thousands of them inside one open object, so that they are rewritten before it closes.
+/// Objects whose members arrive out of order, inside objects whose members arrive out of
+/// order, come out in RFC 8785 order at every level: nested a hundred deep (each level's
+/// members in reverse order, every third level in order); side by side with objects in order
+/// and arrays between them; and thousands of them inside one open object.
 #[test]
-fn objects_out_of_order_at_every_depth_are_rewritten_right() {
+fn objects_out_of_order_at_every_depth_are_written_in_order() {
     // Level i: {"z":<level i+1>,"m":[i],"a":i}, every third level in order instead.
     let (mut input, mut expected) = ("0".to_owned(), "0".to_owned());
     for level in (0..100).rev() {
@@ -248,7 +248,7 @@ fn objects_out_of_order_at_every_depth_are_rewritten_right() {
     let expected = r#"[{"c":5,"d":{"x":4,"y":{"p":[{"j":3,"k":2}],"q":1}}},{"a":7,"b":6},{"e":8}]"#;
     assert_eq!(agreed(input.as_bytes()).unwrap(), expected.as_bytes());
 
-    // 3,000 objects of two members each out of order (6,000 places pending) in one open object.
+    // 3,000 elements, each with three objects out of order, in one open object.
     let element = r#"{"t": {"s": 1, "r": "é"}, "b": [true, {"f": null, "e": -0}]}"#;
     let canonical = r#"{"b":[true,{"e":0,"f":null}],"t":{"r":"é","s":1}}"#;
     let input = format!(
