@@ -531,10 +531,10 @@ impl<'s, R: ReadAt + ?Sized> Window<'s, R> {
         if want == 0 {
             return Ok(false);
         }
-        if self.buf.len() < held + want {
-            self.buf.resize(held + want, 0);
-        }
         let end = held + want;
+        if self.buf.len() < end {
+            self.buf.resize(end, 0);
+        }
         while self.filled < end {
             let read = self.source.read_at(
                 &mut self.buf[self.filled..end],
