@@ -9,8 +9,10 @@
 # path); it is run from gateway/. SCENARIO: max-age, per-call, … (one). The audit log goes to
 # tmpfs (/dev/shm) unless the options name another --audit. Needs `perf` with tracepoint access
 # (root, or kernel.perf_event_paranoid ≤ -1). Prints the harness's row, then per call: each
-# system call counted, futex split into waits and wakes; "calls" is the count of audit writes
-# (pwrite64), one per call answered, warm-up included.
+# system call counted, futex split into waits and wakes, and the threads the gateway's threads
+# woke, by name (`sched:sched_wakeup`: a `tg-gateway` waking a `tg-gateway` is one worker
+# waking the other); "calls" is the count of audit writes (pwrite64), one per call answered,
+# warm-up included.
 set -euo pipefail
 if [ $# -lt 4 ]; then
   echo "usage: bash bench/syscalls.sh LOAD_BINARY SCENARIO CLIENTS CALLS [options]" >&2
@@ -33,6 +35,7 @@ events=""
 for call in futex write writev read readv recvfrom sendto sendmsg epoll_wait epoll_pwait pwrite64 fdatasync sched_yield; do
   events+="syscalls:sys_enter_$call,"
 done
+events+="sched:sched_wakeup,"
 audit=(--audit /dev/shm/tg-syscalls)
 for option in "$@"; do
   [ "$option" = --audit ] && audit=()
@@ -51,7 +54,13 @@ fi
 perf script -i "$work/perf.data" -F comm,tid,event,trace 2>/dev/null | python3 -c '
 import collections, re, sys
 counts = collections.Counter()
+woken = collections.Counter()
 for line in sys.stdin:
+    wakeup = re.match(r"\s*(\S+)\s+\d+\s+sched:sched_wakeup:.*\bcomm=(\S+)", line)
+    if wakeup:
+        if wakeup.group(1) == "tg-gateway":
+            woken[wakeup.group(2)] += 1
+        continue
     found = re.match(r"\s*(\S+)\s+\d+\s+syscalls:sys_enter_(\w+):(.*)", line)
     if not found or found.group(1) != "tg-gateway":
         continue
@@ -68,4 +77,8 @@ if calls == 0:
 print("gateway threads, system calls per call (%d calls):" % calls)
 for call, count in sorted(counts.items()):
     print("  %-12s %6.2f" % (call, count / calls))
+print("threads woken by the gateway threads, per call (at least 0.01):")
+for name, count in woken.most_common():
+    if count / calls >= 0.01:
+        print("  %-16s %6.2f" % (name, count / calls))
 '
