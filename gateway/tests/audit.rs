@@ -854,6 +854,66 @@ fn a_second_writer_on_one_log_is_refused_naming_the_holder() {
     assert_eq!(verify_file(&path, Some(&catalog_a())).unwrap().entries(), 2);
 }
 
+/// The holder is named even while other files are locked and unlocked all the time (other
+/// gateways, other tests in this process). The kernel prints `/proc/locks` a page at a time
+/// from a list those calls change, so a single read misses a held lock now and then (here 1
+/// to 3 lookups in a hundred, when the lookup read it once); this makes the table span pages,
+/// churns locks on two threads, and asks for the holder two thousand times.
+#[test]
+fn the_holder_is_named_while_other_files_are_locked_and_unlocked() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    /// Stops the churning threads however the counting ends, so that a failure does not hang.
+    struct StopOnDrop<'a>(&'a AtomicBool);
+    impl Drop for StopOnDrop<'_> {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Relaxed);
+        }
+    }
+
+    let path = log_path("locked-churn.jsonl");
+    let dir = path.parent().unwrap().join("lock-churn");
+    std::fs::create_dir_all(&dir).unwrap();
+    let open = |name: String| std::fs::File::create(dir.join(name)).unwrap();
+    // Held throughout, so that the table is longer than one page.
+    let held: Vec<std::fs::File> = (0..1_000).map(|i| open(format!("held-{i}"))).collect();
+    for file in &held {
+        file.lock().unwrap();
+    }
+    let stop = AtomicBool::new(false);
+    let pid = std::process::id();
+    run(async {
+        let first = AuditLog::open(&path, &measurement_a()).unwrap();
+        let unnamed = std::thread::scope(|scope| {
+            for thread in 0..2 {
+                let files: Vec<std::fs::File> = (0..50)
+                    .map(|i| open(format!("churn-{thread}-{i}")))
+                    .collect();
+                let stop = &stop;
+                scope.spawn(move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        for file in &files {
+                            file.lock().unwrap();
+                        }
+                        for file in &files {
+                            file.unlock().unwrap();
+                        }
+                    }
+                });
+            }
+            let _stop = StopOnDrop(&stop);
+            (0..2_000)
+                .filter(|_| {
+                    let error = AuditLog::open(&path, &measurement_a()).unwrap_err();
+                    !matches!(error, AuditError::Locked { holder: Some(holder), .. } if holder == pid)
+                })
+                .count()
+        });
+        assert_eq!(unnamed, 0, "refusals that did not name this process");
+        first.shutdown().await;
+    });
+}
+
 #[test]
 fn a_write_past_its_deadline_fails_closed_and_is_cut_from_the_log() {
     let path = log_path("deadline.jsonl");
