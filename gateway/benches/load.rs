@@ -7,7 +7,7 @@
 //!     [--warmup SECS]
 //!     [--scenario all|direct|list|upstream-client|max-age|per-call|stdio-direct|stdio-per-call,…]
 //!     [--audit DIR] [--keep-audit] [--metrics] [--upstream-http2] [--compare [--cmcp-venv DIR]]
-//!     [--rounds N]
+//!     [--rounds N] [--threads N] [--gateway-threads N] [--busy-poll-us MICROSECONDS]
 //! ```
 //!
 //! One process, loopback only: a [`DemoUpstream`] over TLS with a generated certificate (the
@@ -174,6 +174,11 @@ struct Args {
     /// `toolgate serve --audit-prewrite-zeros`).
     #[arg(long)]
     audit_prewrite_zeros: bool,
+    /// Keep a gateway worker polling for I/O for this many microseconds after each request
+    /// (`ServerOptions::busy_poll`, `toolgate serve --busy-poll`); pair it with
+    /// `--gateway-threads 1`.
+    #[arg(long, value_name = "MICROSECONDS")]
+    busy_poll_us: Option<u64>,
     /// Passed by `cargo bench`; ignored.
     #[arg(long, hide = true)]
     bench: bool,
@@ -268,6 +273,8 @@ struct Setup {
     keep_audit: bool,
     metrics: bool,
     audit_prewrite_zeros: bool,
+    /// How long a gateway worker keeps polling after each request (`--busy-poll-us`).
+    busy_poll: Option<Duration>,
     /// Worker threads of the gateway's runtime (`--gateway-threads`, else `--threads`).
     threads: Option<usize>,
     /// The round being run with `--rounds` above 1 (0 for a single round): it names the audit
@@ -575,6 +582,7 @@ async fn run_scenario(
         .enable_all()
         .build()?;
     let metrics = setup.metrics.then(|| Arc::new(Metrics::new()));
+    let busy_poll = setup.busy_poll;
     let mut audit_options = AuditOptions::new();
     audit_options.prewritten_zeros(setup.audit_prewrite_zeros);
     if let Some(metrics) = &metrics {
@@ -601,7 +609,9 @@ async fn run_scenario(
             let router = Arc::new(router);
             let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0)).await?;
             let address = listener.local_addr()?;
-            let gateway = Gateway::new(router.clone(), ServerOptions::for_listen_address(address));
+            let mut server_options = ServerOptions::for_listen_address(address);
+            server_options.busy_poll(busy_poll);
+            let gateway = Gateway::new(router.clone(), server_options);
             let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
             let serving = tokio::spawn(gateway.serve_http(listener, None, async move {
                 let _ = stopped.await;
@@ -758,6 +768,7 @@ async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
         round: std::sync::atomic::AtomicU32::new(0),
         metrics: args.metrics,
         audit_prewrite_zeros: args.audit_prewrite_zeros,
+        busy_poll: args.busy_poll_us.map(Duration::from_micros),
         threads: args.gateway_threads.or(args.threads),
     })
 }
@@ -844,7 +855,7 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
     };
     let setup = setup(&args).await?;
     eprintln!(
-        "upstream {} (TLS, {}, key-pinned {}), audit logs in {} ({}), metrics {}, {} CPUs, {} worker threads, {} for the gateway, load average {:.2} at start",
+        "upstream {} (TLS, {}, key-pinned {}), audit logs in {} ({}), metrics {}, {} CPUs, {} worker threads, {} for the gateway, busy polling {}, load average {:.2} at start",
         setup.upstream.url(),
         if args.upstream_http2 {
             "h2 offered"
@@ -861,6 +872,10 @@ async fn run(args: Args) -> Result<bool, Box<dyn Error>> {
         setup
             .threads
             .map_or_else(|| "default".to_owned(), |threads| threads.to_string()),
+        setup.busy_poll.map_or_else(
+            || "off".to_owned(),
+            |window| format!("{} µs", window.as_micros())
+        ),
         load_average(),
     );
 

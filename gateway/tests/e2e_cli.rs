@@ -114,30 +114,39 @@ fn serve_reports_a_bad_option_before_an_invalid_catalog() {
 
 #[test]
 fn serve_answers_over_http_and_shuts_down_gracefully_on_sigterm() {
+    answers_over_http_and_shuts_down_gracefully("serve-process", &[]);
+}
+
+/// The same with a worker kept polling after each request (`--busy-poll`): the same answers,
+/// and the busy-polling task does not keep the process from shutting down.
+#[test]
+fn serve_with_busy_polling_answers_and_shuts_down_gracefully() {
+    answers_over_http_and_shuts_down_gracefully("serve-busy-poll", &["--busy-poll", "300us"]);
+}
+
+fn answers_over_http_and_shuts_down_gracefully(name: &str, extra: &[&str]) {
     run(async {
         // Pin the demo upstream in a catalog file, as an operator would.
         let harness = Harness::start(Setup::new()).await;
         let catalog_json = harness.catalog_json.clone();
         let (upstream, _, _) = harness.stop().await;
-        let dir = temp_dir("serve-process");
+        let dir = temp_dir(name);
         let catalog = dir.join("catalog.json");
         std::fs::write(&catalog, catalog_json.to_string()).unwrap();
         let audit = dir.join("audit.jsonl");
-        let mut serve = ServeProcess::spawn(
-            &catalog,
-            &audit,
-            &[
-                "--definition-check",
-                "max-age=30s",
-                "--upstream-timeout",
-                "5s",
-                "--page-size",
-                "2",
-                // One thread carries the whole call, the audit's group commit included.
-                "--worker-threads",
-                "1",
-            ],
-        );
+        let mut options = vec![
+            "--definition-check",
+            "max-age=30s",
+            "--upstream-timeout",
+            "5s",
+            "--page-size",
+            "2",
+            // One thread carries the whole call, the audit's group commit included.
+            "--worker-threads",
+            "1",
+        ];
+        options.extend_from_slice(extra);
+        let mut serve = ServeProcess::spawn(&catalog, &audit, &options);
         let mut client = serve.connect(ProtocolVersion::V2025_11_25).await;
         assert_eq!(client.list_tools().await.unwrap().len(), 3);
         let result = client
@@ -256,6 +265,19 @@ fn serve_refuses_bad_options_with_exit_2() {
             "invalid value '0' for '--worker-threads <N>': 0 is not in 1..=1024",
         ),
         (
+            &["--busy-poll", "2s"][..],
+            "--busy-poll \"2s\" is longer than 1s: a worker kept polling that long saves nothing \
+             a sleep would not; give a window such as 200us",
+        ),
+        (
+            &["--busy-poll", "200"][..],
+            "--busy-poll \"200\" is not a duration: write a positive whole number and a unit",
+        ),
+        (
+            &["--busy-poll", "0us"][..],
+            "--busy-poll \"0us\" is not a duration",
+        ),
+        (
             &["--worker-threads", "many"][..],
             "invalid value 'many' for '--worker-threads <N>': invalid digit found in string",
         ),
@@ -310,4 +332,8 @@ fn serve_help_documents_every_client_side_limit_with_its_default() {
         assert_eq!(shown, Some(default), "{option}");
     }
     assert!(help.contains("--audit-key <FILE>"));
+    assert!(
+        help.contains("--busy-poll <DURATION> After each request, keep a worker polling for I/O"),
+        "{help}"
+    );
 }

@@ -60,6 +60,7 @@ pub(crate) async fn handle(
     peer: IpAddr,
     connection: &ClientConnection,
 ) -> Result<HttpResponse, Infallible> {
+    gateway.request_started();
     Ok(route(&gateway, request, peer, connection).await)
 }
 

@@ -32,6 +32,10 @@
 //! - **Timer wake-ups**: while serving, a timer renewed every second keeps the Tokio time
 //!   driver's next wake-up near, so that arming a call's timeouts does not interrupt the parked
 //!   driver (one eventfd write and one early `epoll_wait` per call before; `wake_anchor.rs`).
+//! - **Busy polling** (off unless [`ServerOptions::busy_poll`] sets a window): after each
+//!   request, one task keeps a worker polling for I/O instead of sleeping, so that on a VM whose
+//!   idle vCPUs are slow to wake, neither the next request nor the upstream's answer waits for a
+//!   wake-up; it costs up to a CPU while it spins (`busy_poll.rs`).
 //! - **Self-wakes**: a connection's task polls hyper again at once when hyper woke that same task
 //!   during its poll (the request body's hand-off to the service does), instead of yielding to
 //!   the scheduler, which would wake an idle worker for it (`self_wake.rs`).
@@ -46,6 +50,7 @@
 //!   listen IP, any port); **Origin**, when sent, must be `http`/`https` on such a host or one of
 //!   the configured origins. A missing Origin (a non-browser client) is allowed.
 
+mod busy_poll;
 mod client_auth;
 mod dispatch;
 mod http;
@@ -67,6 +72,7 @@ use tokio::net::TcpListener;
 
 use crate::router::Router;
 
+pub use self::busy_poll::MAX_BUSY_POLL;
 pub use self::http::MCP_PATH;
 pub use self::options::{
     DEFAULT_HEADER_TIMEOUT, DEFAULT_HTTP2_KEEP_ALIVE_INTERVAL, DEFAULT_HTTP2_KEEP_ALIVE_TIMEOUT,
@@ -89,6 +95,8 @@ pub struct Gateway {
     sessions: SessionTable,
     /// Request-body bytes all requests in flight may hold together (one permit a byte).
     request_budget: tokio::sync::Semaphore,
+    /// Requests as the busy-polling task sees them, when it is on (`ServerOptions::busy_poll`).
+    activity: Option<Arc<busy_poll::Activity>>,
 }
 
 impl Gateway {
@@ -99,11 +107,13 @@ impl Gateway {
         let budget = options
             .max_request_bytes_in_flight
             .min(tokio::sync::Semaphore::MAX_PERMITS);
+        let activity = options.busy_poll.map(|_| Arc::default());
         Arc::new(Gateway {
             served: std::sync::RwLock::new(Arc::new(served)),
             options,
             sessions,
             request_budget: tokio::sync::Semaphore::new(budget),
+            activity,
         })
     }
 
@@ -148,6 +158,7 @@ impl Gateway {
         shutdown: impl Future<Output = ()> + Send,
     ) -> io::Result<()> {
         let _anchor = wake_anchor::WakeAnchor::start();
+        let _busy_poll = self.start_busy_poll();
         listen::serve(self, listener, tls, shutdown).await
     }
 
@@ -170,7 +181,22 @@ impl Gateway {
         W: AsyncWrite + Unpin + Send + 'static,
     {
         let _anchor = wake_anchor::WakeAnchor::start();
+        let _busy_poll = self.start_busy_poll();
         stdio::serve(self, input, output, shutdown).await
+    }
+
+    /// The busy-polling task while serving, when it is on.
+    fn start_busy_poll(&self) -> Option<busy_poll::BusyPoll> {
+        let window = self.options.busy_poll?;
+        let activity = Arc::clone(self.activity.as_ref()?);
+        Some(busy_poll::BusyPoll::start(activity, window))
+    }
+
+    /// A client request arrived (the busy-polling task's window starts again).
+    pub(crate) fn request_started(&self) {
+        if let Some(activity) = &self.activity {
+            activity.request_started();
+        }
     }
 }
 

@@ -29,6 +29,8 @@ pub struct ServerOptions {
     /// document names (`None`: the request's scheme and Host, then `/mcp`).
     pub(crate) bearer: Option<std::sync::Arc<crate::auth::BearerAuth>>,
     pub(crate) resource_url: Option<String>,
+    /// How long a worker keeps polling for I/O after each request (`None`: it sleeps at once).
+    pub(crate) busy_poll: Option<Duration>,
 }
 
 /// The default bound on one request body: 4 MiB.
@@ -165,6 +167,7 @@ impl ServerOptions {
             max_request_bytes_in_flight: DEFAULT_MAX_REQUEST_BYTES_IN_FLIGHT,
             bearer: None,
             resource_url: None,
+            busy_poll: None,
         }
     }
 
@@ -234,6 +237,23 @@ impl ServerOptions {
     /// a connection that is silent longer is closed.
     pub fn header_timeout(&mut self, timeout: Duration) -> &mut Self {
         self.header_timeout = timeout.max(Duration::from_millis(1));
+        self
+    }
+
+    /// Busy polling (off by default): after each request, one task keeps a worker of the runtime
+    /// polling for I/O instead of sleeping, for `window` (at most [`MAX_BUSY_POLL`](super::MAX_BUSY_POLL)).
+    ///
+    /// This trades CPU for latency. Where an idle CPU is slow to wake (a VM whose idle vCPUs
+    /// halt at once), the next request and the upstream's answer then find the worker awake:
+    /// BENCHMARKS.md ("Busy polling") measured a lone caller's added latency going from 132–137
+    /// to 44–46 µs on a VM. The worker spins through each window, so a gateway that is seldom
+    /// called spends up to one CPU after each call, and one that is called all the time spends
+    /// one CPU for good. It keeps one worker awake: use it with one worker thread. `None` or a
+    /// zero window turns it off.
+    pub fn busy_poll(&mut self, window: Option<Duration>) -> &mut Self {
+        self.busy_poll = window
+            .filter(|window| !window.is_zero())
+            .map(|window| window.min(super::MAX_BUSY_POLL));
         self
     }
 

@@ -76,6 +76,7 @@ where
         if line.iter().all(u8::is_ascii_whitespace) {
             continue;
         }
+        gateway.request_started();
         let request = match Message::from_slice(&line) {
             Ok(Message::Request(request)) => request,
             Ok(Message::Notification(_) | Message::Response(_)) => continue,
