@@ -248,8 +248,10 @@ impl ServerOptions {
     /// BENCHMARKS.md ("Busy polling") measured a lone caller's added latency going from 132–137
     /// to 44–46 µs on a VM. The worker spins through each window, so a gateway that is seldom
     /// called spends up to one CPU after each call, and one that is called all the time spends
-    /// one CPU for good. It keeps one worker awake: use it with one worker thread. `None` or a
-    /// zero window turns it off.
+    /// one CPU for good. It keeps one worker awake: use it with one worker thread, and so not
+    /// with the audit log on disk under concurrent calls, where each `fdatasync` would hold the
+    /// only worker and no call could join another's group commit. `None` or a zero window turns
+    /// it off.
     pub fn busy_poll(&mut self, window: Option<Duration>) -> &mut Self {
         self.busy_poll = window
             .filter(|window| !window.is_zero())
