@@ -166,8 +166,8 @@ pub(crate) struct ServeOptionArgs {
     /// the wake-ups of handing it between threads; more threads serve more calls at once.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=1024))]
     pub(crate) worker_threads: Option<u16>,
-    /// After each request, keep a worker polling for I/O instead of sleeping for this long (at
-    /// most 1s; units us, ms, s), so that neither the next request nor the upstream's answer
+    /// After each request, keep a worker polling for I/O for this long (at most 1s; units us,
+    /// ms, s) instead of sleeping, so that neither the next request nor the upstream's answer
     /// waits for an idle CPU to wake. Trades CPU for latency: one CPU stays busy through each
     /// window. Helps most on VMs whose idle vCPUs halt at once; use with --worker-threads 1.
     #[arg(long, value_name = "DURATION")]
