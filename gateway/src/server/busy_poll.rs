@@ -30,9 +30,10 @@ use tokio::time::Instant;
 pub const MAX_BUSY_POLL: Duration = Duration::from_secs(1);
 
 /// Requests as the busy-polling task sees them: a count it watches while it spins, and a
-/// notification for when it waits.
-#[derive(Debug, Default)]
+/// notification for when it waits; and how long it spins after one.
+#[derive(Debug)]
 pub(crate) struct Activity {
+    window: Duration,
     requests: AtomicU64,
     /// The task is waiting for a request (not spinning).
     waiting: AtomicBool,
@@ -40,6 +41,16 @@ pub(crate) struct Activity {
 }
 
 impl Activity {
+    /// Nothing counted yet, for a task that spins for `window` after each request.
+    pub(crate) fn new(window: Duration) -> Activity {
+        Activity {
+            window,
+            requests: AtomicU64::new(0),
+            waiting: AtomicBool::new(false),
+            next_request: Notify::new(),
+        }
+    }
+
     /// A request started: the window starts again, and a waiting task spins again.
     pub(crate) fn request_started(&self) {
         // Sequentially consistent with the task's `waiting` store and its second look at the
@@ -74,14 +85,14 @@ impl Activity {
 pub(crate) struct BusyPoll(Option<JoinHandle<()>>);
 
 impl BusyPoll {
-    /// Starts the task on the current Tokio runtime, spinning for `window` after each request
-    /// `activity` counts. Outside a runtime nothing starts.
-    pub(crate) fn start(activity: Arc<Activity>, window: Duration) -> BusyPoll {
+    /// Starts the task on the current Tokio runtime, spinning for the activity's window after
+    /// each request it counts. Outside a runtime nothing starts.
+    pub(crate) fn start(activity: Arc<Activity>) -> BusyPoll {
         // Counted now, not when the task first runs: a request in between makes it spin.
         let seen = activity.requests();
         let task = tokio::runtime::Handle::try_current()
             .ok()
-            .map(|runtime| runtime.spawn(spin(activity, window, seen)));
+            .map(|runtime| runtime.spawn(spin(activity, seen)));
         BusyPoll(task)
     }
 }
@@ -94,14 +105,14 @@ impl Drop for BusyPoll {
     }
 }
 
-/// Waits for a request after the `seen` first, spins until none has started for `window`,
+/// Waits for a request after the `seen` first, spins until none has started for the window,
 /// waits again, and so on.
-async fn spin(activity: Arc<Activity>, window: Duration, mut seen: u64) {
+async fn spin(activity: Arc<Activity>, mut seen: u64) {
     activity.wait_for_request(seen).await;
     loop {
         seen = activity.requests();
         let mut last_request = Instant::now();
-        while last_request.elapsed() < window {
+        while last_request.elapsed() < activity.window {
             tokio::task::yield_now().await;
             let requests = activity.requests();
             if requests != seen {
@@ -144,8 +155,8 @@ mod tests {
     /// spin again.
     #[tokio::test(flavor = "current_thread")]
     async fn spins_for_the_window_after_each_request_then_waits() {
-        let activity = Arc::new(Activity::default());
-        let _busy = BusyPoll::start(activity.clone(), WINDOW);
+        let activity = Arc::new(Activity::new(WINDOW));
+        let _busy = BusyPoll::start(activity.clone());
         let_it_run(3).await;
         assert!(is_waiting(&activity), "waits before any request");
 
@@ -174,8 +185,8 @@ mod tests {
     /// Dropping the handle ends the task, spinning or not; outside a runtime nothing starts.
     #[tokio::test(flavor = "current_thread")]
     async fn dropping_the_handle_ends_the_task() {
-        let activity = Arc::new(Activity::default());
-        let busy = BusyPoll::start(activity.clone(), Duration::from_secs(60));
+        let activity = Arc::new(Activity::new(Duration::from_secs(60)));
+        let busy = BusyPoll::start(activity.clone());
         activity.request_started();
         let_it_run(3).await;
         assert!(!is_waiting(&activity), "spins");
@@ -186,11 +197,8 @@ mod tests {
         // Only the test's own reference is left once the task is gone.
         assert_eq!(Arc::strong_count(&activity), 1);
 
-        let outside = std::thread::spawn(|| {
-            BusyPoll::start(Arc::new(Activity::default()), WINDOW)
-                .0
-                .is_none()
-        });
+        let outside =
+            std::thread::spawn(|| BusyPoll::start(Arc::new(Activity::new(WINDOW))).0.is_none());
         assert_eq!(outside.join().ok(), Some(true));
     }
 }

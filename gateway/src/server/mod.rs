@@ -95,7 +95,8 @@ pub struct Gateway {
     sessions: SessionTable,
     /// Request-body bytes all requests in flight may hold together (one permit a byte).
     request_budget: tokio::sync::Semaphore,
-    /// Requests as the busy-polling task sees them, when it is on (`ServerOptions::busy_poll`).
+    /// Requests as the busy-polling task sees them, and its window, when it is on
+    /// (`ServerOptions::busy_poll`).
     activity: Option<Arc<busy_poll::Activity>>,
 }
 
@@ -107,7 +108,9 @@ impl Gateway {
         let budget = options
             .max_request_bytes_in_flight
             .min(tokio::sync::Semaphore::MAX_PERMITS);
-        let activity = options.busy_poll.map(|_| Arc::default());
+        let activity = options
+            .busy_poll
+            .map(|window| Arc::new(busy_poll::Activity::new(window)));
         Arc::new(Gateway {
             served: std::sync::RwLock::new(Arc::new(served)),
             options,
@@ -187,9 +190,8 @@ impl Gateway {
 
     /// The busy-polling task while serving, when it is on.
     fn start_busy_poll(&self) -> Option<busy_poll::BusyPoll> {
-        let window = self.options.busy_poll?;
         let activity = Arc::clone(self.activity.as_ref()?);
-        Some(busy_poll::BusyPoll::start(activity, window))
+        Some(busy_poll::BusyPoll::start(activity))
     }
 
     /// A client request arrived (the busy-polling task's window starts again).
