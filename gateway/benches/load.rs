@@ -8,6 +8,7 @@
 //!     [--scenario all|direct|list|upstream-client|max-age|per-call|stdio-direct|stdio-per-call,…]
 //!     [--audit DIR] [--keep-audit] [--metrics] [--upstream-http2] [--compare [--cmcp-venv DIR]]
 //!     [--rounds N] [--threads N] [--gateway-threads N] [--busy-poll-us MICROSECONDS]
+//!     [--upstream-tools FILE]
 //! ```
 //!
 //! One process, loopback only: a [`DemoUpstream`] over TLS with a generated certificate (the
@@ -170,6 +171,11 @@ struct Args {
     /// then streams of one connection. `direct` and `list` stay HTTP/1.1.
     #[arg(long)]
     upstream_http2: bool,
+    /// Tool definitions (a JSON array, e.g. part of a catalog from bench/gen_catalog.rs) the
+    /// demo upstream lists after its own: larger listings, which `per-call` reads on every call
+    /// and `list` fetches.
+    #[arg(long, value_name = "FILE")]
+    upstream_tools: Option<PathBuf>,
     /// Reserve the audit log's space as written zeros (`AuditOptions::prewritten_zeros`,
     /// `toolgate serve --audit-prewrite-zeros`).
     #[arg(long)]
@@ -721,6 +727,18 @@ fn filesystem_of(path: &Path) -> String {
 async fn setup(args: &Args) -> Result<Setup, Box<dyn Error>> {
     let mut upstream_config = DemoUpstreamConfig::new();
     upstream_config.http2(args.upstream_http2);
+    if let Some(path) = &args.upstream_tools {
+        let read =
+            std::fs::read(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let Value::Array(tools) = serde_json::from_slice(&read)
+            .map_err(|e| format!("{} is not JSON: {e}", path.display()))?
+        else {
+            return Err(
+                format!("{} is not a JSON array of tool definitions", path.display()).into(),
+            );
+        };
+        upstream_config.append_tools(tools);
+    }
     let upstream = DemoUpstream::start(&upstream_config).await?;
     let pin = upstream.spki_fingerprint();
     let url: catalog_store::UpstreamUrl = upstream.url().parse()?;

@@ -9,7 +9,8 @@ use jcs_digest::{
 };
 use serde_json::Value;
 use toolgate::definition_check::{
-    DefinitionCheckError, Freshness, ListedTools, LiveDefinitions, ToolsPage, ToolsPageError,
+    DefinitionCheckError, Freshness, ListedTools, LiveDefinitions, PageMemo, ToolsPage,
+    ToolsPageError,
 };
 
 /// One tool spelled with whitespace, escapes, number forms and unhashed members that the
@@ -34,6 +35,34 @@ fn run<T>(future: impl std::future::Future<Output = T>) -> T {
                 .await
                 .expect("test timed out")
         })
+}
+
+/// Checks `name` against `expected` in a listing made of `listed`.
+fn check_listed(
+    listed: ListedTools,
+    name: &str,
+    expected: &Digest,
+) -> Result<Digest, DefinitionCheckError<std::io::Error>> {
+    let live = LiveDefinitions::<std::io::Error>::new(Freshness::PerCall);
+    run(live.check(name, expected, 0, move || async move { Ok(listed) }))
+        .map(|verified| verified.digest())
+}
+
+/// The digest of `name` in a listing of the pages `results` read through `memo`, and the
+/// cursor of its last page.
+fn digest_through(memo: &PageMemo, results: &[&str], name: &str) -> (Digest, Option<String>) {
+    let mut listed = ListedTools::new();
+    let mut next = None;
+    for result in results {
+        next = listed
+            .read_page_remembered(result.as_bytes(), memo)
+            .unwrap();
+    }
+    // An approved digest no tool has: the mismatch reports the observed one.
+    match check_listed(listed, name, &Digest::from_bytes([0; 32])) {
+        Err(DefinitionCheckError::Mismatch { observed, .. }) => (observed, next),
+        other => panic!("expected a mismatch naming the digest of {name}, got {other:?}"),
+    }
 }
 
 /// Checks `name` against `expected` in a listing made of the pages `results`.
@@ -233,4 +262,103 @@ fn a_listing_given_as_values_still_digests_by_the_tree_path() {
     let ask = tree_digest(ASK);
     let verified = run(live.check("ask", &ask, 0, move || async move { Ok(listed) })).unwrap();
     assert_eq!(verified.digest(), ask);
+}
+
+/// `per-call` lists an unchanged upstream again and again: a page served again byte for byte is
+/// taken from the memo, and any change to its bytes, however small, is read and digested, so a
+/// drifted definition is seen on the very next listing, and so is its return.
+#[test]
+fn a_page_served_again_is_taken_from_the_memo_and_a_changed_one_is_read() {
+    let memo = PageMemo::new();
+    let result = format!(r#"{{"tools": [{ASK}, {READ}], "nextCursor": "2"}}"#);
+    // One escape spelled another way: the same definition, other bytes.
+    let respelled = result.replacen(r"\u0061", "a", 1);
+    // The description changed by one character: a rug pull.
+    let drifted_ask = ASK.replacen("question", "questiom", 1);
+    let drifted = format!(r#"{{"tools": [{drifted_ask}, {READ}], "nextCursor": "2"}}"#);
+    let (ask, changed) = (tree_digest(ASK), tree_digest(&drifted_ask));
+    assert_ne!(ask, changed);
+
+    let listings: [(&str, Digest, u64); 6] = [
+        (&result, ask, 0),
+        (&result, ask, 1),
+        (&drifted, changed, 1),
+        (&drifted, changed, 2),
+        (&respelled, ask, 2),
+        (&result, ask, 2),
+    ];
+    for (round, (page, digest, reused)) in listings.into_iter().enumerate() {
+        assert_eq!(
+            digest_through(&memo, &[page], "ask"),
+            (digest, Some("2".to_owned())),
+            "listing {round}"
+        );
+        assert_eq!(
+            (memo.pages_reused(), memo.len()),
+            (reused, 1),
+            "listing {round}"
+        );
+    }
+    assert_eq!(
+        digest_through(&memo, &[&result], "read").0,
+        tree_digest(READ)
+    );
+    assert_eq!(memo.pages_reused(), 3);
+}
+
+/// Pages are held by position: a changed page replaces the pages from it on, the pages before it
+/// are still reused, and a page that is refused leaves the memo as it was.
+#[test]
+fn pages_are_held_by_position_and_a_refused_page_changes_nothing() {
+    let memo = PageMemo::new();
+    let first = format!(r#"{{"tools": [{READ}], "nextCursor": "2"}}"#);
+    let second = format!(r#"{{"tools": [{ASK}]}}"#);
+    let drifted_ask = ASK.replacen("question", "questiom", 1);
+    let second_drifted = format!(r#"{{"tools": [{drifted_ask}]}}"#);
+    let (ask, changed) = (tree_digest(ASK), tree_digest(&drifted_ask));
+
+    assert_eq!(
+        digest_through(&memo, &[&first, &second], "ask"),
+        (ask, None)
+    );
+    assert_eq!((memo.pages_reused(), memo.len()), (0, 2));
+    assert_eq!(
+        digest_through(&memo, &[&first, &second_drifted], "ask"),
+        (changed, None)
+    );
+    assert_eq!((memo.pages_reused(), memo.len()), (1, 2));
+    // The second page's bytes as the first page: held by position, so read, and what was held
+    // from position 0 on is replaced.
+    assert_eq!(digest_through(&memo, &[&second], "ask"), (ask, None));
+    assert_eq!((memo.pages_reused(), memo.len()), (1, 1));
+
+    let mut listed = ListedTools::new();
+    let refused = listed.read_page_remembered(br#"{"tools": [], "tools": []}"#, &memo);
+    assert!(
+        matches!(refused, Err(ToolsPageError::NotStrict(ref e)) if matches!(e.kind(), StrictJsonErrorKind::DuplicateMember { .. })),
+        "{refused:?}"
+    );
+    assert!(listed.is_empty());
+    assert_eq!((memo.pages_reused(), memo.len()), (1, 1));
+    assert_eq!(digest_through(&memo, &[&second], "ask"), (ask, None));
+    assert_eq!((memo.pages_reused(), memo.len()), (2, 1));
+}
+
+/// A page read through the memo after pages that were not (added with `push_page`) has no
+/// place to be held at: it is read, and the memo stays empty.
+#[test]
+fn a_page_after_pages_not_read_through_the_memo_is_not_held() {
+    let memo = PageMemo::new();
+    let mut listed = ListedTools::new();
+    listed.push_page(ToolsPage::read(br#"{"tools": []}"#).unwrap());
+    let result = format!(r#"{{"tools": [{READ}]}}"#);
+    assert_eq!(
+        listed.read_page_remembered(result.as_bytes(), &memo),
+        Ok(None)
+    );
+    assert_eq!(listed.len(), 1);
+    assert_eq!(
+        (memo.len(), memo.is_empty(), memo.pages_reused()),
+        (0, true, 0)
+    );
 }

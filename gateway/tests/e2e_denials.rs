@@ -110,6 +110,24 @@ fn rug_pull_mid_run_denies_exactly_the_changed_tool_in_every_generation_pairing(
                 "{label}"
             );
 
+            // The approved description back: the next listing's bytes are the first one's
+            // again, and the tool is allowed again.
+            assert!(
+                harness
+                    .upstream
+                    .controls()
+                    .set_description("echo", "Returns the given text unchanged.")
+            );
+            let restored = client
+                .call_tool("demo.echo", json!({"text": "again"}))
+                .await
+                .unwrap();
+            assert_eq!(
+                restored.as_ref().unwrap()["content"],
+                json!([{"type": "text", "text": "again"}]),
+                "{label}"
+            );
+
             let calls = call_entries(&harness.audit_entries());
             let decisions: Vec<&str> = calls
                 .iter()
@@ -117,7 +135,7 @@ fn rug_pull_mid_run_denies_exactly_the_changed_tool_in_every_generation_pairing(
                 .collect();
             assert_eq!(
                 decisions,
-                ["allowed", "definition_mismatch", "allowed"],
+                ["allowed", "definition_mismatch", "allowed", "allowed"],
                 "{label}"
             );
             assert_eq!(calls[1]["tool"], "demo.echo");

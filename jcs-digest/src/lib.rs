@@ -85,6 +85,7 @@ pub use crate::{
     digest::{Digest, DigestParseError, DigestText},
     error::{StrictJsonError, StrictJsonErrorKind},
     reader::{StrictReader, parse_strict},
+    scan::next_string_special,
     stream::{
         JsonType, StreamReader, StreamedTool, ToolName, canonical_digest, canonicalize_strict,
         guess_element_start,

@@ -19,8 +19,21 @@ fn bytes_below(word: u64, bound: u8) -> u64 {
     word.wrapping_sub(ONES * u64::from(bound)) & !word & HIGHS
 }
 
-/// The index of the first special byte in `bytes` at or after `from`, or `bytes.len()`.
-pub(crate) fn next_string_special(bytes: &[u8], from: usize) -> usize {
+/// The index of the first byte at or after `from` that a JSON string cannot hold raw (`"`, `\`
+/// or a control character U+0000–U+001F), or `bytes.len()` if there is none; sixteen bytes a
+/// step. Every other byte, including those of multi-byte UTF-8 sequences, is string content, so
+/// a scanner of JSON text that has checked its UTF-8 jumps to here from inside a string.
+///
+/// ```
+/// use jcs_digest::next_string_special;
+///
+/// let text = br#""plain words, and then a quote: \" and more""#;
+/// let escape = next_string_special(text, 1);
+/// assert_eq!(text[escape], b'\\');
+/// assert_eq!(next_string_special(text, escape + 2), text.len() - 1);
+/// assert_eq!(next_string_special(b"no end", 0), 6);
+/// ```
+pub fn next_string_special(bytes: &[u8], from: usize) -> usize {
     first_flagged::<false>(bytes, from)
 }
 

@@ -23,8 +23,9 @@ use toolgate::mcp::{
 
 /// The text every `echo` call sends and expects back.
 pub(crate) const ECHO_TEXT: &str = "load";
-/// The largest answer read.
-const MAX_ANSWER_BYTES: usize = 1024 * 1024;
+/// The largest answer read: the gateway's default listing budget, so that `list` can fetch any
+/// listing `per-call` reads (`--upstream-tools`).
+const MAX_ANSWER_BYTES: usize = 32 * 1024 * 1024;
 /// How long one exchange may take before it counts as an error (keeps every run bounded).
 const EXCHANGE_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -512,6 +512,9 @@ impl<'a> Scanner<'a> {
         let mut escaped = false;
         let mut run = self.pos;
         loop {
+            // Everything up to the next `"`, `\` or control character is content (the text is
+            // UTF-8 already, and those three are ASCII, so the jump lands on a char boundary).
+            self.pos = jcs_digest::next_string_special(self.bytes, self.pos);
             match self.peek() {
                 None => return self.fail(WellFormedErrorKind::UnexpectedEnd),
                 Some(b'"') => {
@@ -579,8 +582,7 @@ impl<'a> Scanner<'a> {
                     }
                     run = self.pos;
                 }
-                // The text is UTF-8, and `"` and `\` are ASCII: a multi-byte character is
-                // skipped byte by byte and the runs between escapes stay on char boundaries.
+                // Not reached: the jump stops only at the three bytes above, or at the end.
                 Some(_) => self.pos += 1,
             }
         }
@@ -672,6 +674,37 @@ mod tests {
             check(r#"{"a":1,"a":2}"#).unwrap_err().to_string(),
             "the member name \"a\" twice in one object at byte 7"
         );
+    }
+
+    /// Strings are scanned sixteen bytes a step: a control character, an escape or the end at
+    /// every position of a long string (multi-byte characters around it) is found exactly
+    /// where it is, and escapes after a long run decode as they do after a short one.
+    #[test]
+    fn long_strings_are_refused_and_decoded_at_the_exact_byte() {
+        use WellFormedErrorKind as K;
+        let filler = "aé€😀bcdefghijklmnopq";
+        for at in 0..=filler.len() {
+            if !filler.is_char_boundary(at) {
+                continue;
+            }
+            let (before, after) = filler.split_at(at);
+            let control = format!("[\"{before}\u{1f}{after}\"]");
+            assert_eq!(
+                refused(&control),
+                (K::ControlCharacter, 2 + at),
+                "{control:?}"
+            );
+            let open = format!("[\"{before}");
+            assert_eq!(refused(&open), (K::UnexpectedEnd, open.len()), "{open:?}");
+            let escape = format!("[\"{before}\\q{after}\"]");
+            assert_eq!(refused(&escape), (K::InvalidEscape, 3 + at), "{escape:?}");
+            let text = format!(r#"{{"{before}\"\u00e9{after}": "{after}\\{before}"}}"#);
+            let members = object_members(&text, DEFAULT_MAX_DEPTH).unwrap().unwrap();
+            assert_eq!(members.len(), 1, "{text:?}");
+            assert_eq!(members[0].0, format!("{before}\"é{after}"), "{text:?}");
+            let value = &text[members[0].1.clone()];
+            assert_eq!(value, format!(r#""{after}\\{before}""#), "{text:?}");
+        }
     }
 
     #[test]

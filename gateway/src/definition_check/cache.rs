@@ -9,7 +9,7 @@ use jcs_digest::Digest;
 use tokio::sync::watch;
 
 use crate::definition_check::freshness::Freshness;
-use crate::definition_check::listed::ListedTools;
+use crate::definition_check::listed::{ListedTools, PageMemo};
 use crate::definition_check::listing::{DefinitionCheckError, Listing, VerifiedDefinition};
 
 /// What a finished listing gives every call that waited for it.
@@ -44,6 +44,8 @@ pub struct LiveDefinitions<E> {
     /// How long one check waits for the listing it needs (its own or a shared one).
     wait_limit: Duration,
     state: Arc<Mutex<State<E>>>,
+    /// The pages of this upstream's latest listings, for its fetches ([`Self::page_memo`]).
+    pages: Arc<PageMemo>,
 }
 
 struct State<E> {
@@ -97,7 +99,15 @@ impl<E: Send + Sync + 'static> LiveDefinitions<E> {
                 next: None,
                 next_id: 0,
             })),
+            pages: Arc::default(),
         }
+    }
+
+    /// The memo of this upstream's latest pages, for the fetch to read pages through
+    /// ([`ListedTools::read_page_remembered`]): a page served again byte for byte is not read
+    /// and digested again.
+    pub fn page_memo(&self) -> &Arc<PageMemo> {
+        &self.pages
     }
 
     /// The freshness this cache was made with.

@@ -2,8 +2,11 @@
 //! bytes the upstream served ([`ToolsPage::read`]), or definitions already read as values
 //! (digested by the tree path when a check needs them).
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use jcs_digest::{JsonType, Profile, StreamReader, StreamedTool, StrictJsonError};
 use serde_json::Value;
+use sha2::{Digest as _, Sha256};
 
 /// The tools of one complete `tools/list` (every page), in listing order, as the definition
 /// check receives them from its fetch.
@@ -15,6 +18,8 @@ use serde_json::Value;
 #[derive(Debug, Default)]
 pub struct ListedTools {
     tools: Vec<ListedTool>,
+    /// Pages added so far: the position of the next one, by which a [`PageMemo`] holds them.
+    pages: usize,
 }
 
 #[derive(Debug)]
@@ -35,6 +40,7 @@ impl ListedTools {
     pub fn push_page(&mut self, page: ToolsPage) {
         self.tools
             .extend(page.tools.into_iter().map(ListedTool::Streamed));
+        self.pages += 1;
     }
 
     /// Reads one page's `result` bytes ([`ToolsPage::read`]) and adds its tools; returns its
@@ -46,6 +52,34 @@ impl ListedTools {
     pub fn read_page(&mut self, result: &[u8]) -> Result<Option<String>, ToolsPageError> {
         let mut page = ToolsPage::read(result)?;
         let next = page.next_cursor.take();
+        self.push_page(page);
+        Ok(next)
+    }
+
+    /// [`read_page`](Self::read_page), unless `memo` holds a page read at the same position of
+    /// an earlier listing from the same bytes (equal SHA-256): its tools and cursor are then
+    /// taken from the memo, which is what reading the bytes again would give. A page read here
+    /// replaces what the memo held at its position and after it.
+    ///
+    /// # Errors
+    ///
+    /// As [`ToolsPage::read`]; nothing is added, and the memo is left as it was.
+    pub fn read_page_remembered(
+        &mut self,
+        result: &[u8],
+        memo: &PageMemo,
+    ) -> Result<Option<String>, ToolsPageError> {
+        let position = self.pages;
+        let bytes = Sha256::digest(result).into();
+        let page = match memo.page(position, &bytes) {
+            Some(page) => page,
+            None => {
+                let page = ToolsPage::read(result)?;
+                memo.remember(position, bytes, &page);
+                page
+            }
+        };
+        let next = page.next_cursor.clone();
         self.push_page(page);
         Ok(next)
     }
@@ -69,14 +103,100 @@ impl From<Vec<Value>> for ListedTools {
     fn from(tools: Vec<Value>) -> ListedTools {
         ListedTools {
             tools: tools.into_iter().map(ListedTool::Value).collect(),
+            pages: 0,
         }
+    }
+}
+
+/// The pages of the latest listings of one upstream as [`ListedTools::read_page_remembered`]
+/// read them, each with the SHA-256 of its `result` bytes, so that a page served again byte for
+/// byte (an unchanged tool set, listed again in `per-call` mode) is hashed rather than read and
+/// digested again.
+///
+/// Equal bytes give equal tools and digests (the reading is a function of the bytes alone), so
+/// a remembered page is what reading it again would give; a page whose bytes differ in any way
+/// (a drifted definition) has another hash and is read. It relies on SHA-256's collision
+/// resistance, as every digest of the catalog does. It holds at most one page per position a
+/// listing reached (listings are bounded in pages and bytes), and of each tool only its name
+/// and digest.
+#[derive(Debug, Default)]
+pub struct PageMemo {
+    held: Mutex<Held>,
+}
+
+#[derive(Debug, Default)]
+struct Held {
+    /// By position in the listing.
+    pages: Vec<RememberedPage>,
+    /// Pages taken from the memo rather than read.
+    reused: u64,
+}
+
+#[derive(Debug)]
+struct RememberedPage {
+    /// The SHA-256 of the page's `result` bytes.
+    bytes: [u8; 32],
+    page: ToolsPage,
+}
+
+impl PageMemo {
+    /// An empty memo.
+    pub fn new() -> PageMemo {
+        PageMemo::default()
+    }
+
+    /// How many pages it holds.
+    pub fn len(&self) -> usize {
+        self.lock().pages.len()
+    }
+
+    /// Whether it holds no page.
+    pub fn is_empty(&self) -> bool {
+        self.lock().pages.is_empty()
+    }
+
+    /// How many pages were taken from it rather than read, since it was made.
+    pub fn pages_reused(&self) -> u64 {
+        self.lock().reused
+    }
+
+    /// The page at `position` if its bytes hashed to `bytes`.
+    fn page(&self, position: usize, bytes: &[u8; 32]) -> Option<ToolsPage> {
+        let mut held = self.lock();
+        let remembered = held.pages.get(position)?;
+        if remembered.bytes != *bytes {
+            return None;
+        }
+        let page = remembered.page.clone();
+        held.reused += 1;
+        Some(page)
+    }
+
+    /// Holds `page` at `position`, in place of what was there and after it (the pages after a
+    /// changed one belong to the listing it changed). A position past the end (the pages
+    /// before it were not read through this memo, or were cut by another listing meanwhile) is
+    /// not held.
+    fn remember(&self, position: usize, bytes: [u8; 32], page: &ToolsPage) {
+        let mut held = self.lock();
+        held.pages.truncate(position);
+        if held.pages.len() == position {
+            held.pages.push(RememberedPage {
+                bytes,
+                page: page.clone(),
+            });
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Held> {
+        // Nothing is left half-updated by a panic while it is held.
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 /// One page of a `tools/list`: the `result` object's `tools`, each digested from the bytes
 /// under `trace.mcp-tool-definition.v1` (the profile `definition_hash` is computed under), and
 /// its `nextCursor`.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct ToolsPage {
     tools: Vec<StreamedTool>,
     next_cursor: Option<String>,

@@ -45,5 +45,5 @@ mod listing;
 
 pub use cache::LiveDefinitions;
 pub use freshness::{Freshness, FreshnessParseError};
-pub use listed::{ListedTools, ToolsPage, ToolsPageError};
+pub use listed::{ListedTools, PageMemo, ToolsPage, ToolsPageError};
 pub use listing::{DefinitionCheckError, VerifiedDefinition};

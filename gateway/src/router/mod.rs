@@ -619,8 +619,9 @@ impl Router {
         let generation = *upstream.invalidations().borrow();
         let client = upstream.clone();
         let listing_metrics = self.metrics.clone();
+        let pages = Arc::clone(definitions.page_memo());
         let fetch = move || async move {
-            let listed = client.list_tool_definitions().await;
+            let listed = client.list_tool_definitions(&pages).await;
             if let Some(metrics) = listing_metrics {
                 let result = match &listed {
                     Ok(_) => "ok",

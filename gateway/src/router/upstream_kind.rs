@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 use tokio::sync::watch;
 
-use crate::definition_check::ListedTools;
+use crate::definition_check::{ListedTools, PageMemo};
 use crate::local::LocalUpstream;
 use crate::mcp::RawJson;
 use crate::upstream::{UpstreamClient, UpstreamError};
@@ -54,13 +54,18 @@ impl Upstream {
     /// [`list_tools`](Self::list_tools)), each digested from the bytes served
     /// ([`ToolsPage::read`](crate::definition_check::ToolsPage::read): one strict pass per
     /// page, no `Value` tree): what the definition check compares with the approved digests.
+    /// A page whose bytes `memo` holds from an earlier listing is taken from it
+    /// ([`ListedTools::read_page_remembered`]).
     ///
     /// # Errors
     ///
     /// As [`list_tools`](Self::list_tools).
-    pub async fn list_tool_definitions(&self) -> Result<ListedTools, UpstreamError> {
+    pub async fn list_tool_definitions(
+        &self,
+        memo: &PageMemo,
+    ) -> Result<ListedTools, UpstreamError> {
         let mut tools = ListedTools::new();
-        let page = |result: &[u8]| tools.read_page(result);
+        let page = |result: &[u8]| tools.read_page_remembered(result, memo);
         match self {
             Upstream::Network(client) => client.list(page).await?,
             Upstream::Local(local) => local.list(page).await?,

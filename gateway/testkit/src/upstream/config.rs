@@ -85,6 +85,12 @@ impl DemoUpstreamConfig {
         self
     }
 
+    /// Adds `tools` after the others (their calls answer as [`tools`](Self::tools) says).
+    pub fn append_tools(&mut self, tools: impl IntoIterator<Item = Value>) -> &mut Self {
+        self.tools.extend(tools);
+        self
+    }
+
     /// Adds `count` filler tools (`filler_01`, …) after the others, so that pagination has
     /// something to page through.
     pub fn filler_tools(&mut self, count: usize) -> &mut Self {
