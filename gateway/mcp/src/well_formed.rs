@@ -263,27 +263,21 @@ impl<'a> Scanner<'a> {
         if self.peek() != Some(b'"') {
             return self.unexpected();
         }
-        let name = self.string(true)?;
+        let name = self.string()?;
         let outermost = self.open.len() == 1;
+        // The name outlives the duplicate check only for a member whose span is collected;
+        // every other name moves into the check.
+        let collected = if (outermost && self.collect)
+            || (self.open.len() == 2 && self.nested.as_ref().is_some_and(|nested| nested.open))
+        {
+            Some(name.clone())
+        } else {
+            None
+        };
         if let Some(Open::Object { first, index }) = self.open.last_mut() {
             let repeated = match index {
-                Some(index) => !index.insert(name.clone()),
-                None if self.names[*first..].contains(&name) => true,
-                None if self.names.len() - *first >= LINEAR_NAMES => {
-                    let mut names: HashSet<Cow<'a, str>> = self.names.drain(*first..).collect();
-                    names.insert(name.clone());
-                    *index = Some(names);
-                    false
-                }
-                None => {
-                    if self.names.capacity() == 0 {
-                        // Room for every name the linear check holds: one allocation per
-                        // text instead of one per doubling.
-                        self.names.reserve(LINEAR_NAMES);
-                    }
-                    self.names.push(name.clone());
-                    false
-                }
+                Some(index) => index.contains(&name),
+                None => self.names[*first..].contains(&name),
             };
             if repeated {
                 return Err(WellFormedError {
@@ -291,16 +285,33 @@ impl<'a> Scanner<'a> {
                     offset: start,
                 });
             }
+            match index {
+                Some(index) => {
+                    index.insert(name);
+                }
+                None if self.names.len() - *first >= LINEAR_NAMES => {
+                    let mut names: HashSet<Cow<'a, str>> = self.names.drain(*first..).collect();
+                    names.insert(name);
+                    *index = Some(names);
+                }
+                None => {
+                    if self.names.capacity() == 0 {
+                        // Room for every name the linear check holds: one allocation per
+                        // text instead of one per doubling.
+                        self.names.reserve(LINEAR_NAMES);
+                    }
+                    self.names.push(name);
+                }
+            }
         }
         self.skip_whitespace();
         self.expect(b':')?;
-        if outermost && self.collect {
-            self.skip_whitespace();
-            self.member = Some((name, self.pos));
-        } else if self.open.len() == 2 && self.nested.as_ref().is_some_and(|nested| nested.open) {
+        if let Some(name) = collected {
             self.skip_whitespace();
             let pos = self.pos;
-            if let Some(nested) = self.nested.as_mut() {
+            if outermost {
+                self.member = Some((name, pos));
+            } else if let Some(nested) = self.nested.as_mut() {
                 nested.member = Some((name, pos));
             }
         }
@@ -378,9 +389,7 @@ impl<'a> Scanner<'a> {
                         continue 'value;
                     }
                 }
-                Some(b'"') => {
-                    self.string(false)?;
-                }
+                Some(b'"') => self.skip_string()?,
                 Some(b't') => self.literal(b"true")?,
                 Some(b'f') => self.literal(b"false")?,
                 Some(b'n') => self.literal(b"null")?,
@@ -502,90 +511,103 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// A string at `"`; its unescaped text when `decode` (member names), else empty. The text
-    /// is borrowed unless it holds an escape.
-    fn string(&mut self, decode: bool) -> Result<Cow<'a, str>, WellFormedError> {
+    /// A member name at `"`: its unescaped text, borrowed unless it holds an escape.
+    fn string(&mut self) -> Result<Cow<'a, str>, WellFormedError> {
         self.pos += 1;
         let text = self.text;
         let opened = self.pos;
         let mut decoded = String::new();
-        let mut escaped = false;
         let mut run = self.pos;
         loop {
-            // Everything up to the next `"`, `\` or control character is content (the text is
-            // UTF-8 already, and those three are ASCII, so the jump lands on a char boundary).
             self.pos = jcs_digest::next_string_special(self.bytes, self.pos);
             match self.peek() {
-                None => return self.fail(WellFormedErrorKind::UnexpectedEnd),
                 Some(b'"') => {
                     let closed = self.pos;
                     self.pos += 1;
-                    if !decode {
-                        return Ok(Cow::Borrowed(""));
-                    }
-                    if !escaped {
+                    if run == opened {
                         return Ok(Cow::Borrowed(&text[opened..closed]));
                     }
                     decoded.push_str(&text[run..closed]);
                     return Ok(Cow::Owned(decoded));
                 }
-                Some(0x00..=0x1f) => return self.fail(WellFormedErrorKind::ControlCharacter),
                 Some(b'\\') => {
-                    escaped = true;
-                    if decode {
-                        decoded.push_str(&self.text[run..self.pos]);
-                    }
-                    let escape_at = self.pos;
-                    self.pos += 1;
-                    let unescaped = match self.peek() {
-                        Some(b'"') => '"',
-                        Some(b'\\') => '\\',
-                        Some(b'/') => '/',
-                        Some(b'b') => '\u{8}',
-                        Some(b'f') => '\u{c}',
-                        Some(b'n') => '\n',
-                        Some(b'r') => '\r',
-                        Some(b't') => '\t',
-                        Some(b'u') => {
-                            self.pos += 1;
-                            let unit = self.hex4()?;
-                            let scalar = match unit {
-                                0xD800..=0xDBFF => {
-                                    if self.bytes.get(self.pos..self.pos + 2) != Some(b"\\u") {
-                                        return self.lone_surrogate(escape_at);
-                                    }
-                                    self.pos += 2;
-                                    let low = self.hex4()?;
-                                    if !(0xDC00..=0xDFFF).contains(&low) {
-                                        return self.lone_surrogate(escape_at);
-                                    }
-                                    0x10000
-                                        + ((u32::from(unit) - 0xD800) << 10)
-                                        + (u32::from(low) - 0xDC00)
-                                }
-                                0xDC00..=0xDFFF => return self.lone_surrogate(escape_at),
-                                other => u32::from(other),
-                            };
-                            // Every value here is a scalar value (surrogates handled above).
-                            let unescaped = char::from_u32(scalar).unwrap_or('\u{FFFD}');
-                            if decode {
-                                decoded.push(unescaped);
-                            }
-                            run = self.pos;
-                            continue;
-                        }
-                        _ => return self.fail(WellFormedErrorKind::InvalidEscape),
-                    };
-                    self.pos += 1;
-                    if decode {
-                        decoded.push(unescaped);
-                    }
+                    decoded.push_str(&text[run..self.pos]);
+                    decoded.push(self.escape()?);
                     run = self.pos;
                 }
-                // Not reached: the jump stops only at the three bytes above, or at the end.
-                Some(_) => self.pos += 1,
+                _ => return self.string_fault(),
             }
         }
+    }
+
+    /// A string value at `"`, checked and passed over: nothing is decoded, nothing kept.
+    fn skip_string(&mut self) -> Result<(), WellFormedError> {
+        self.pos += 1;
+        loop {
+            self.pos = jcs_digest::next_string_special(self.bytes, self.pos);
+            match self.peek() {
+                Some(b'"') => {
+                    self.pos += 1;
+                    return Ok(());
+                }
+                Some(b'\\') => {
+                    self.escape()?;
+                }
+                _ => return self.string_fault(),
+            }
+        }
+    }
+
+    /// Where [`next_string_special`](jcs_digest::next_string_special) stopped inside a string
+    /// on neither `"` nor `\`: a control character, or the end of the text. (The text is UTF-8
+    /// already, and those three are ASCII, so the jumps land on char boundaries.)
+    #[cold]
+    fn string_fault<T>(&self) -> Result<T, WellFormedError> {
+        match self.peek() {
+            None => self.fail(WellFormedErrorKind::UnexpectedEnd),
+            Some(_) => self.fail(WellFormedErrorKind::ControlCharacter),
+        }
+    }
+
+    /// The escape whose `\` is at `self.pos`: the character it stands for; `self.pos` is left
+    /// after it.
+    fn escape(&mut self) -> Result<char, WellFormedError> {
+        let escape_at = self.pos;
+        self.pos += 1;
+        let unescaped = match self.peek() {
+            Some(b'"') => '"',
+            Some(b'\\') => '\\',
+            Some(b'/') => '/',
+            Some(b'b') => '\u{8}',
+            Some(b'f') => '\u{c}',
+            Some(b'n') => '\n',
+            Some(b'r') => '\r',
+            Some(b't') => '\t',
+            Some(b'u') => {
+                self.pos += 1;
+                let unit = self.hex4()?;
+                let scalar = match unit {
+                    0xD800..=0xDBFF => {
+                        if self.bytes.get(self.pos..self.pos + 2) != Some(b"\\u") {
+                            return self.lone_surrogate(escape_at);
+                        }
+                        self.pos += 2;
+                        let low = self.hex4()?;
+                        if !(0xDC00..=0xDFFF).contains(&low) {
+                            return self.lone_surrogate(escape_at);
+                        }
+                        0x10000 + ((u32::from(unit) - 0xD800) << 10) + (u32::from(low) - 0xDC00)
+                    }
+                    0xDC00..=0xDFFF => return self.lone_surrogate(escape_at),
+                    other => u32::from(other),
+                };
+                // Every value here is a scalar value (surrogates handled above).
+                return Ok(char::from_u32(scalar).unwrap_or('\u{FFFD}'));
+            }
+            _ => return self.fail(WellFormedErrorKind::InvalidEscape),
+        };
+        self.pos += 1;
+        Ok(unescaped)
     }
 
     fn lone_surrogate<T>(&self, at: usize) -> Result<T, WellFormedError> {
