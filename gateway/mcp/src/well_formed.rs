@@ -275,24 +275,15 @@ impl<'a> Scanner<'a> {
             None
         };
         if let Some(Open::Object { first, index }) = self.open.last_mut() {
+            // The name the object already holds, when it holds this one.
             let repeated = match index {
-                Some(index) => index.contains(&name),
-                None => self.names[*first..].contains(&name),
-            };
-            if repeated {
-                return Err(WellFormedError {
-                    kind: WellFormedErrorKind::DuplicateMember(name.into_owned()),
-                    offset: start,
-                });
-            }
-            match index {
-                Some(index) => {
-                    index.insert(name);
-                }
+                Some(index) => index.replace(name),
+                None if self.names[*first..].contains(&name) => Some(name),
                 None if self.names.len() - *first >= LINEAR_NAMES => {
                     let mut names: HashSet<Cow<'a, str>> = self.names.drain(*first..).collect();
                     names.insert(name);
                     *index = Some(names);
+                    None
                 }
                 None => {
                     if self.names.capacity() == 0 {
@@ -301,7 +292,14 @@ impl<'a> Scanner<'a> {
                         self.names.reserve(LINEAR_NAMES);
                     }
                     self.names.push(name);
+                    None
                 }
+            };
+            if let Some(name) = repeated {
+                return Err(WellFormedError {
+                    kind: WellFormedErrorKind::DuplicateMember(name.into_owned()),
+                    offset: start,
+                });
             }
         }
         self.skip_whitespace();

@@ -50,10 +50,7 @@ impl ListedTools {
     ///
     /// As [`ToolsPage::read`]; nothing is added then.
     pub fn read_page(&mut self, result: &[u8]) -> Result<Option<String>, ToolsPageError> {
-        let mut page = ToolsPage::read(result)?;
-        let next = page.next_cursor.take();
-        self.push_page(page);
-        Ok(next)
+        Ok(self.add_page(ToolsPage::read(result)?))
     }
 
     /// [`read_page`](Self::read_page), unless `memo` holds a page read at the same position of
@@ -79,9 +76,14 @@ impl ListedTools {
                 page
             }
         };
-        let next = page.next_cursor.clone();
+        Ok(self.add_page(page))
+    }
+
+    /// Adds the tools of `page`; returns its `nextCursor`.
+    fn add_page(&mut self, mut page: ToolsPage) -> Option<String> {
+        let next = page.next_cursor.take();
         self.push_page(page);
-        Ok(next)
+        next
     }
 
     /// How many tools the listing holds (elements of the `tools` arrays, whatever they are).
