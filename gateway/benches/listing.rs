@@ -1,7 +1,7 @@
 //! What the gateway spends on one upstream `tools/list` answer once its bytes are in (the part of
 //! a `per-call` check that grows with the listing): the JSON-RPC message checked and its
 //! `result` found (`Message::from_slice`), then the page read strictly with every tool digested
-//! (`ListedTools::read_page`), or found in the upstream's `PageMemo` by the SHA-256 of its bytes
+//! (`ListedTools::read_page`), or found in the upstream's `PageMemo` by comparing its bytes
 //! (`read_page_remembered`, the page served again byte for byte, as an unchanged upstream's is).
 //! Listings: the demo upstream's three tools, and 100 and 1,000 tools of `bench/catalog_gen.rs`
 //! (nested schemas, escapes, non-ASCII text), after them.

@@ -273,18 +273,21 @@ fn a_page_served_again_is_taken_from_the_memo_and_a_changed_one_is_read() {
     let result = format!(r#"{{"tools": [{ASK}, {READ}], "nextCursor": "2"}}"#);
     // One escape spelled another way: the same definition, other bytes.
     let respelled = result.replacen(r"\u0061", "a", 1);
+    // The same bytes and one more after them: a page is compared whole, not by its start.
+    let longer = format!("{respelled}\n");
     // The description changed by one character: a rug pull.
     let drifted_ask = ASK.replacen("question", "questiom", 1);
     let drifted = format!(r#"{{"tools": [{drifted_ask}, {READ}], "nextCursor": "2"}}"#);
     let (ask, changed) = (tree_digest(ASK), tree_digest(&drifted_ask));
     assert_ne!(ask, changed);
 
-    let listings: [(&str, Digest, u64); 6] = [
+    let listings: [(&str, Digest, u64); 7] = [
         (&result, ask, 0),
         (&result, ask, 1),
         (&drifted, changed, 1),
         (&drifted, changed, 2),
         (&respelled, ask, 2),
+        (&longer, ask, 2),
         (&result, ask, 2),
     ];
     for (round, (page, digest, reused)) in listings.into_iter().enumerate() {

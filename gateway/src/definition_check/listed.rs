@@ -6,7 +6,6 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use jcs_digest::{JsonType, Profile, StreamReader, StreamedTool, StrictJsonError};
 use serde_json::Value;
-use sha2::{Digest as _, Sha256};
 
 /// The tools of one complete `tools/list` (every page), in listing order, as the definition
 /// check receives them from its fetch.
@@ -54,9 +53,9 @@ impl ListedTools {
     }
 
     /// [`read_page`](Self::read_page), unless `memo` holds a page read at the same position of
-    /// an earlier listing from the same bytes (equal SHA-256): its tools and cursor are then
-    /// taken from the memo, which is what reading the bytes again would give. A page read here
-    /// replaces what the memo held at its position and after it.
+    /// an earlier listing from exactly these bytes: its tools and cursor are then taken from the
+    /// memo, which is what reading the bytes again would give. A page read here replaces what
+    /// the memo held at its position and after it.
     ///
     /// # Errors
     ///
@@ -67,12 +66,11 @@ impl ListedTools {
         memo: &PageMemo,
     ) -> Result<Option<String>, ToolsPageError> {
         let position = self.pages;
-        let bytes = Sha256::digest(result).into();
-        let page = match memo.page(position, &bytes) {
+        let page = match memo.page(position, result) {
             Some(page) => page,
             None => {
                 let page = ToolsPage::read(result)?;
-                memo.remember(position, bytes, &page);
+                memo.remember(position, result, &page);
                 page
             }
         };
@@ -111,15 +109,17 @@ impl From<Vec<Value>> for ListedTools {
 }
 
 /// The pages of the latest listings of one upstream as [`ListedTools::read_page_remembered`]
-/// read them, each with the SHA-256 of its `result` bytes, so that a page served again byte for
-/// byte (an unchanged tool set, listed again in `per-call` mode) is hashed rather than read and
+/// read them, each with its `result` bytes, so that a page served again byte for byte (an
+/// unchanged tool set, listed again in `per-call` mode) is compared rather than read and
 /// digested again.
 ///
 /// Equal bytes give equal tools and digests (the reading is a function of the bytes alone), so
 /// a remembered page is what reading it again would give; a page whose bytes differ in any way
-/// (a drifted definition) has another hash and is read. It relies on SHA-256's collision
-/// resistance, as every digest of the catalog does. It holds at most one page per position a
-/// listing reached (listings are bounded in pages and bytes), and of each tool only its name
+/// (a drifted definition) is read. The bytes are compared whole, not by a hash of them: a
+/// comparison is exact, and it runs at memory speed where SHA-256 took most of the time a page
+/// served again cost. So the memo holds the bytes of each page it remembers, at most one page per
+/// position a listing reached, each one that a listing within its byte budget had read
+/// (`--max-listing-bytes`): about one listing's bytes per upstream, and of each tool its name
 /// and digest.
 #[derive(Debug, Default)]
 pub struct PageMemo {
@@ -136,8 +136,8 @@ struct Held {
 
 #[derive(Debug)]
 struct RememberedPage {
-    /// The SHA-256 of the page's `result` bytes.
-    bytes: [u8; 32],
+    /// The page's `result` bytes.
+    bytes: Box<[u8]>,
     page: ToolsPage,
 }
 
@@ -162,11 +162,11 @@ impl PageMemo {
         self.lock().reused
     }
 
-    /// The page at `position` if its bytes hashed to `bytes`.
-    fn page(&self, position: usize, bytes: &[u8; 32]) -> Option<ToolsPage> {
+    /// The page at `position` if it was read from exactly `bytes`.
+    fn page(&self, position: usize, bytes: &[u8]) -> Option<ToolsPage> {
         let mut held = self.lock();
         let remembered = held.pages.get(position)?;
-        if remembered.bytes != *bytes {
+        if *remembered.bytes != *bytes {
             return None;
         }
         let page = remembered.page.clone();
@@ -178,12 +178,12 @@ impl PageMemo {
     /// changed one belong to the listing it changed). A position past the end (the pages
     /// before it were not read through this memo, or were cut by another listing meanwhile) is
     /// not held.
-    fn remember(&self, position: usize, bytes: [u8; 32], page: &ToolsPage) {
+    fn remember(&self, position: usize, bytes: &[u8], page: &ToolsPage) {
         let mut held = self.lock();
         held.pages.truncate(position);
         if held.pages.len() == position {
             held.pages.push(RememberedPage {
-                bytes,
+                bytes: bytes.into(),
                 page: page.clone(),
             });
         }
