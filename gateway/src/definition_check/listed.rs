@@ -13,15 +13,16 @@ use serde_json::Value;
 /// Built page by page from the upstream's bytes ([`ListedTools::push_page`]: each tool's
 /// digest computed as it is read, no `Value` tree), or from definitions already read
 /// (`From<Vec<Value>>`: each digested by [`jcs_digest::tool_definition_digest`] when a check
-/// first needs it). Both give the same digests for the same bytes.
-#[derive(Debug, Default)]
+/// first needs it). Both give the same digests for the same bytes. Two listings are equal when
+/// they hold the same tools, in the same order, from as many pages.
+#[derive(Debug, Default, PartialEq)]
 pub struct ListedTools {
     tools: Vec<ListedTool>,
     /// Pages added so far: the position of the next one, by which a [`PageMemo`] holds them.
     pages: usize,
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub(crate) enum ListedTool {
     /// A definition as a value, not digested yet.
     Value(Value),
