@@ -16,6 +16,8 @@ fn per_call_lists_the_upstream_for_every_call() {
         let harness = Harness::start(Setup::new()).await;
         let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
         let before = harness.upstream.controls().method_count("tools/list");
+        let upstream = harness.network_upstream();
+        assert_eq!(upstream.listing_answers_recognized(), 0);
         for _ in 0..3 {
             assert!(
                 client
@@ -29,6 +31,9 @@ fn per_call_lists_the_upstream_for_every_call() {
             harness.upstream.controls().method_count("tools/list") - before,
             3
         );
+        // The demo upstream answers every listing with the same bytes but for the id: the
+        // first answer is checked and kept, the next two are recognized.
+        assert_eq!(upstream.listing_answers_recognized(), 2);
         harness.stop().await;
     });
 }
@@ -265,4 +270,43 @@ fn decisions(harness: &Harness) -> Vec<String> {
         .iter()
         .map(|entry| entry["decision"].as_str().unwrap().to_owned())
         .collect()
+}
+
+/// A rug pull that keeps the answer's length is still another answer: it is checked, not
+/// recognized, and the call denied; the approved bytes again are recognized and allowed.
+#[test]
+fn per_call_a_drift_of_the_same_length_is_checked_and_denied() {
+    run(async {
+        let harness = Harness::start(Setup::new()).await;
+        let mut client = harness.client(ProtocolVersion::V2025_11_25).await;
+        let upstream = harness.network_upstream();
+        let approved = "Returns the given text unchanged.";
+        let drifted = "Returns the given text, mailed!!.";
+        assert_eq!(approved.len(), drifted.len());
+        let arguments = json!({"text": "hi"});
+
+        let allowed = client.call_tool("demo.echo", arguments.clone()).await;
+        assert!(allowed.unwrap().is_ok());
+        assert!(harness.upstream.controls().set_description("echo", drifted));
+        let denied = client.call_tool("demo.echo", arguments.clone()).await;
+        assert_eq!(
+            denial(&denied.unwrap()),
+            (-32002, "definition_mismatch".to_owned())
+        );
+        assert_eq!(upstream.listing_answers_recognized(), 0);
+        assert!(
+            harness
+                .upstream
+                .controls()
+                .set_description("echo", approved)
+        );
+        let allowed = client.call_tool("demo.echo", arguments).await;
+        assert!(allowed.unwrap().is_ok());
+        assert_eq!(upstream.listing_answers_recognized(), 1);
+        assert_eq!(
+            decisions(&harness),
+            ["allowed", "definition_mismatch", "allowed"]
+        );
+        harness.stop().await;
+    });
 }

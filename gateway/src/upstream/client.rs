@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use server_identity::ServerAnchors;
 use tokio::sync::watch;
 
+use super::answer_memo::AnswerMemo;
 use super::connection::{Lease, Pool};
 use super::endpoint::Endpoint;
 use super::error::{TimeoutPhase, UpstreamError};
@@ -127,6 +128,7 @@ impl UpstreamClient {
                     pool,
                     request_timeout: options.request_timeout,
                     max_response_bytes: options.max_response_bytes,
+                    listing_answers: AnswerMemo::new(options.max_listing_bytes),
                 },
                 options,
                 invalidations,
@@ -416,6 +418,13 @@ impl UpstreamClient {
                 .connections_taken
                 .fetch_max(made, Ordering::Relaxed),
         )
+    }
+
+    /// How many `tools/list` answers were the bytes of an earlier answer with only the id
+    /// changed, and so were taken without checking the message again (docs/architecture.md,
+    /// step 6). Clones share the count.
+    pub fn listing_answers_recognized(&self) -> u64 {
+        self.inner.transport.listing_answers.recognized()
     }
 
     fn malformed(&self, method: &str, detail: &str) -> UpstreamError {

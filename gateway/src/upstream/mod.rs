@@ -22,6 +22,7 @@
 //! # }
 //! ```
 
+mod answer_memo;
 mod client;
 mod connection;
 mod endpoint;

@@ -10,6 +10,7 @@ use http::{HeaderName, HeaderValue, Method, StatusCode, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::{Body as _, Incoming};
 
+use super::answer_memo::AnswerMemo;
 use super::connection::{Lease, Pool};
 use super::endpoint::Endpoint;
 use super::error::{TimeoutPhase, UpstreamError};
@@ -73,6 +74,9 @@ pub(super) struct Transport {
     pub(super) pool: Pool,
     pub(super) request_timeout: Duration,
     pub(super) max_response_bytes: usize,
+    /// Recent `tools/list` answers, so that one served again under a new id is not checked
+    /// again ([`AnswerMemo`]).
+    pub(super) listing_answers: AnswerMemo,
 }
 
 impl Transport {
@@ -253,8 +257,22 @@ impl Transport {
             "application/json" => {
                 let bytes = self.read_all(&mut body, method, limit).await?;
                 answer.body_bytes = bytes.len();
-                let response = self.response_from(method, &bytes)?;
-                answer.response = Some(self.check_id(method, expected_id, response)?);
+                let listing = method == mcp::methods::TOOLS_LIST;
+                let recognized = listing
+                    .then(|| self.listing_answers.recognize(&bytes, expected_id))
+                    .flatten();
+                let response = match recognized {
+                    Some(response) => response,
+                    None => {
+                        let response = self.response_from(method, &bytes)?;
+                        let response = self.check_id(method, expected_id, response)?;
+                        if listing {
+                            self.listing_answers.keep(bytes, expected_id, &response);
+                        }
+                        response
+                    }
+                };
+                answer.response = Some(response);
                 self.pool.checkin(lease.sender);
             }
             "text/event-stream" => {
