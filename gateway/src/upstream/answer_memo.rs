@@ -16,6 +16,9 @@
 //! (a drifted tool, other whitespace, an id elsewhere or spelled otherwise) makes it a stranger
 //! that is checked in full. Only network answers of `application/json` are kept: an event
 //! stream may carry notifications, which must be read every time.
+//!
+//! The type is the crate's own; a build by cargo-fuzz (`--cfg fuzzing`) also exports it, for
+//! fuzz/fuzz_targets/fuzz_answer_memo.rs to compare it with the message check.
 
 use std::collections::VecDeque;
 use std::ops::Range;
@@ -27,7 +30,7 @@ use toolgate_mcp::{RawJson, RequestId, Response, ResponsePayload};
 
 /// Recent `tools/list` answers of one upstream, within a byte budget.
 #[derive(Debug)]
-pub(super) struct AnswerMemo {
+pub struct AnswerMemo {
     held: Mutex<Held>,
     /// The most bytes (answers and their results) held at once.
     budget: usize,
@@ -66,7 +69,7 @@ impl KeptAnswer {
 impl AnswerMemo {
     /// An empty memo that holds at most `budget` bytes (the listing budget: about one
     /// listing's answers).
-    pub(super) fn new(budget: usize) -> AnswerMemo {
+    pub fn new(budget: usize) -> AnswerMemo {
         AnswerMemo {
             held: Mutex::new(Held::default()),
             budget,
@@ -75,7 +78,7 @@ impl AnswerMemo {
 
     /// The response `body` holds, when it is a kept answer with its id replaced by `expected`
     /// (an integer id; string ids are never recognized).
-    pub(super) fn recognize(&self, body: &[u8], expected: &RequestId) -> Option<Response> {
+    pub fn recognize(&self, body: &[u8], expected: &RequestId) -> Option<Response> {
         let RequestId::Number(number) = expected else {
             return None;
         };
@@ -94,7 +97,7 @@ impl AnswerMemo {
     /// Keeps `body`, which passed the message check and answered `expected` with `response`,
     /// when it is a result whose top-level `id` is `expected` written as an integer, found by
     /// the strict reader (otherwise it is simply not kept). The oldest answers make room for it.
-    pub(super) fn keep(&self, body: Bytes, expected: &RequestId, response: &Response) {
+    pub fn keep(&self, body: Bytes, expected: &RequestId, response: &Response) {
         let (RequestId::Number(number), ResponsePayload::Result(result)) =
             (expected, &response.payload)
         else {
@@ -130,7 +133,7 @@ impl AnswerMemo {
     }
 
     /// How many answers were recognized rather than checked, since the memo was made.
-    pub(super) fn recognized(&self) -> u64 {
+    pub fn recognized(&self) -> u64 {
         self.lock().recognized
     }
 

@@ -35,6 +35,9 @@ mod options;
 pub(crate) mod request_body;
 mod transport;
 
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use self::answer_memo::AnswerMemo;
 pub use self::client::{CallPath, UpstreamClient};
 pub use self::error::{
     REASON_IDENTITY_MISMATCH, REASON_UPSTREAM_ERROR, REASON_UPSTREAM_UNAVAILABLE, TimeoutPhase,
