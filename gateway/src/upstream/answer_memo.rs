@@ -22,6 +22,7 @@
 
 use std::collections::VecDeque;
 use std::ops::Range;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
@@ -32,6 +33,7 @@ use toolgate_mcp::{RawJson, RequestId, Response, ResponsePayload};
 #[derive(Debug)]
 pub struct AnswerMemo {
     held: Mutex<Held>,
+    recognized: AtomicU64,
     /// The most bytes (answers and their results) held at once.
     budget: usize,
 }
@@ -40,10 +42,9 @@ pub struct AnswerMemo {
 struct Held {
     answers: VecDeque<KeptAnswer>,
     bytes: usize,
-    recognized: u64,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 struct KeptAnswer {
     body: Bytes,
     /// Where the top-level `id` value is in `body`.
@@ -56,10 +57,15 @@ impl KeptAnswer {
         self.body.len() + self.result.as_bytes().len()
     }
 
+    /// Whether an answer of `length` bytes could be this one with an id of `id_length` bytes.
+    fn fits(&self, length: usize, id_length: usize) -> bool {
+        length == self.body.len() - self.id.len() + id_length
+    }
+
     /// Whether `body` is this answer with its id written as `id`.
     fn matches(&self, body: &[u8], id: &[u8]) -> bool {
         let (before, after) = (&self.body[..self.id.start], &self.body[self.id.end..]);
-        body.len() == before.len() + id.len() + after.len()
+        self.fits(body.len(), id.len())
             && body.starts_with(before)
             && body.ends_with(after)
             && &body[before.len()..before.len() + id.len()] == id
@@ -72,6 +78,7 @@ impl AnswerMemo {
     pub fn new(budget: usize) -> AnswerMemo {
         AnswerMemo {
             held: Mutex::new(Held::default()),
+            recognized: AtomicU64::new(0),
             budget,
         }
     }
@@ -83,15 +90,28 @@ impl AnswerMemo {
             return None;
         };
         let id = number.to_string();
-        let mut held = self.lock();
-        let result = held
-            .answers
-            .iter()
-            .find(|kept| kept.matches(body, id.as_bytes()))?
-            .result
-            .clone();
-        held.recognized += 1;
-        Some(Response::result(expected.clone(), result))
+        // The bytes are compared outside the lock (a large listing's take a while, and in
+        // `per-call` mode every call lists): each candidate of the right length is taken out
+        // (shared, not copied) in turn. An answer kept or forgotten meanwhile can shift the
+        // positions, which can only make a candidate missed, and the answer then checked.
+        let mut from = 0;
+        loop {
+            let (position, kept) = {
+                let held = self.lock();
+                let (offset, kept) = held
+                    .answers
+                    .iter()
+                    .skip(from)
+                    .enumerate()
+                    .find(|(_, kept)| kept.fits(body.len(), id.len()))?;
+                (from + offset, kept.clone())
+            };
+            if kept.matches(body, id.as_bytes()) {
+                self.recognized.fetch_add(1, Ordering::Relaxed);
+                return Some(Response::result(expected.clone(), kept.result));
+            }
+            from = position + 1;
+        }
     }
 
     /// Keeps `body`, which passed the message check and answered `expected` with `response`,
@@ -134,7 +154,7 @@ impl AnswerMemo {
 
     /// How many answers were recognized rather than checked, since the memo was made.
     pub fn recognized(&self) -> u64 {
-        self.lock().recognized
+        self.recognized.load(Ordering::Relaxed)
     }
 
     fn lock(&self) -> MutexGuard<'_, Held> {
@@ -353,6 +373,49 @@ mod tests {
         let tiny = AnswerMemo::new(size - 1);
         answer(&tiny, &bodies[0], 1);
         assert_eq!(tiny.lock().answers.len(), 0);
+    }
+
+    #[test]
+    fn answers_are_recognized_while_other_threads_keep_and_forget_answers() {
+        let body = |id: i64, n: usize| {
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[],"n":{n}}}}}"#)
+        };
+        let size = body(1, 0).len() + r#"{"tools":[],"n":0}"#.len();
+        // Room for four: the keeping thread makes the memo forget its oldest all the time.
+        let memo = AnswerMemo::new(4 * size);
+        let found = std::sync::atomic::AtomicU64::new(0);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for n in 0..2_000 {
+                    answer(&memo, &body(1, n % 10), 1);
+                }
+            });
+            for thread in 0..2_i64 {
+                let (memo, found) = (&memo, &found);
+                scope.spawn(move || {
+                    for call in 0..2_000_i64 {
+                        let n = (call % 10) as usize;
+                        let id = 10 + thread * 10_000 + call;
+                        let expected = RequestId::Number(id);
+                        if let Some(response) = memo.recognize(body(id, n).as_bytes(), &expected) {
+                            assert_eq!(response.id, Some(expected));
+                            assert_eq!(
+                                result_text(&response),
+                                format!(r#"{{"tools":[],"n":{n}}}"#)
+                            );
+                            found.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+        });
+        assert_eq!(memo.recognized(), found.load(Ordering::Relaxed));
+        assert_eq!(memo.lock().bytes, 4 * size);
+        // The last four kept (n = 6 to 9) are held, the others forgotten.
+        for n in 0..10 {
+            let again = memo.recognize(body(99, n).as_bytes(), &RequestId::Number(99));
+            assert_eq!(again.is_some(), n >= 6, "n = {n}");
+        }
     }
 
     proptest::proptest! {
