@@ -142,17 +142,12 @@ fn rug_pull_mid_run_denies_exactly_the_changed_tool_in_every_generation_pairing(
             assert_eq!(calls[1]["expected_definition"], expected.as_str());
             assert_eq!(calls[1]["observed_definition"], observed.as_str());
             assert_eq!(calls[1]["upstream_url"], harness.upstream.url());
-            // Listings answered in JSON: the first answer and the drifted one were checked and
-            // kept; the third call's (drifted again) and the fourth's (the first bytes again)
-            // were recognized under their new ids. Event streams are always read.
-            let recognized = if label.ends_with("answering in SSE") {
-                0
-            } else {
-                2
-            };
+            // The first answer and the drifted one were checked and kept; the third call's
+            // (drifted again) and the fourth's (the first bytes again) were recognized under
+            // their new ids, in JSON answers and in event streams alike.
             assert_eq!(
                 harness.network_upstream().listing_answers_recognized(),
-                recognized,
+                2,
                 "{label}"
             );
             harness.stop().await;

@@ -259,6 +259,36 @@ async fn sse_answers_are_read_and_their_list_changed_notifications_invalidate() 
 }
 
 #[tokio::test]
+async fn an_sse_listing_served_again_is_recognized_and_its_notifications_still_read() {
+    bounded(async {
+        let upstream = start(DemoUpstreamConfig::new().response_mode(ResponseMode::Sse)).await;
+        let options = UpstreamOptions {
+            generation: Some(Generation::Stateless),
+            listen_for_notifications: false,
+            ..UpstreamOptions::default()
+        };
+        let client = client_for(&upstream, options);
+        let invalidations = client.invalidations();
+        // The first answer is read and kept; the second is its response event under a new id.
+        let first = client.list_tools().await.unwrap();
+        assert_eq!(client.listing_answers_recognized(), 0);
+        assert_eq!(client.list_tools().await.unwrap(), first);
+        assert_eq!(client.listing_answers_recognized(), 1);
+        // A list_changed event before the same response: the response is recognized and the
+        // notification read all the same.
+        upstream.controls().notify_tools_changed();
+        assert_eq!(client.list_tools().await.unwrap(), first);
+        assert_eq!(client.listing_answers_recognized(), 2);
+        assert_eq!(*invalidations.borrow(), 1);
+        // A changed listing is read in full.
+        assert!(upstream.controls().remove_tool("echo"));
+        assert_eq!(client.list_tools().await.unwrap().len(), first.len() - 1);
+        assert_eq!(client.listing_answers_recognized(), 2);
+    })
+    .await;
+}
+
+#[tokio::test]
 async fn list_changed_on_the_session_event_stream_invalidates() {
     bounded(async {
         let upstream = start(DemoUpstreamConfig::new().stateless(false)).await;

@@ -14,8 +14,9 @@
 //! neither the message's well-formedness nor any other member, so `N` is a response to `n` with
 //! `P`'s result, byte for byte: what checking it would give. Anything else in `N` that differs
 //! (a drifted tool, other whitespace, an id elsewhere or spelled otherwise) makes it a stranger
-//! that is checked in full. Only network answers of `application/json` are kept: an event
-//! stream may carry notifications, which must be read every time.
+//! that is checked in full. In an event stream (`text/event-stream`) it is the data of the
+//! response's event that is kept and recognized: the stream's other events, notifications
+//! above all, are read every time.
 //!
 //! The type is the crate's own; a build by cargo-fuzz (`--cfg fuzzing`) also exports it, for
 //! fuzz/fuzz_targets/fuzz_answer_memo.rs to compare it with the message check.

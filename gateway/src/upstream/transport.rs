@@ -14,7 +14,7 @@ use super::answer_memo::AnswerMemo;
 use super::connection::{Lease, Pool};
 use super::endpoint::Endpoint;
 use super::error::{TimeoutPhase, UpstreamError};
-use crate::mcp::{self, Message, RequestId, Response, SseParser};
+use crate::mcp::{self, Message, RequestId, Response, SseError, SseParser};
 
 /// The `Accept` of a POST: a JSON answer or an SSE stream.
 pub(super) const ACCEPT_JSON_OR_SSE: HeaderValue =
@@ -309,6 +309,9 @@ impl Transport {
         let mut parser = SseParser::new(limit);
         let mut total = 0usize;
         let mut found = None;
+        // A listing's response event served again is recognized as in a JSON answer; every
+        // other event (notifications above all) is read each time.
+        let listing = method == mcp::methods::TOOLS_LIST;
         while found.is_none() {
             let Some(chunk) = self.next_data(body, method).await? else {
                 return Err(self.malformed(
@@ -321,13 +324,37 @@ impl Transport {
             if total > limit {
                 return Err(self.too_large(method, limit));
             }
-            let messages = parser
-                .push_messages(&chunk)
+            let events = parser
+                .push(&chunk)
                 .map_err(|error| self.malformed(method, error.to_string()))?;
-            for message in messages {
+            for event in events {
+                let is_message = event.event.as_deref().is_none_or(|kind| kind == "message");
+                if listing && is_message && found.is_none() {
+                    if let Some(response) = self
+                        .listing_answers
+                        .recognize(event.data.as_bytes(), expected_id)
+                    {
+                        found = Some(response);
+                        continue;
+                    }
+                }
+                let message = event
+                    .message()
+                    .map_err(|error| self.malformed(method, SseError::from(error).to_string()))?;
+                let Some(message) = message else {
+                    continue;
+                };
                 match message {
                     Message::Response(response) if found.is_none() => {
-                        found = Some(self.check_id(method, expected_id, response)?);
+                        let response = self.check_id(method, expected_id, response)?;
+                        if listing {
+                            self.listing_answers.keep(
+                                Bytes::from(event.data.into_bytes()),
+                                expected_id,
+                                &response,
+                            );
+                        }
+                        found = Some(response);
                     }
                     Message::Notification(notification)
                         if notification.method
